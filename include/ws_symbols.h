@@ -1,0 +1,60 @@
+/*
+ * ws_symbols: names addresses of a target process with libdw (elfutils).
+ * Owns the process's Dwfl (modules reported from /proc/PID/maps) and a cache
+ * keyed by pc, so each address is resolved once per recording: an uncached
+ * dwfl_module_addrinfo costs ~0.5 ms in libc. Inlined calls are expanded.
+ * Never attaches to the process (the caller already traces it).
+ */
+#ifndef WS_SYMBOLS_H
+#define WS_SYMBOLS_H
+
+#include <elfutils/libdwfl.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ws_error.h"
+#include "ws_frame.h"
+
+struct ws_symbols;
+
+/* The frames one address resolves to, innermost first: inlined callees (each
+ * with inlined = true) then the containing function. nframes >= 1: an
+ * address that cannot be named yields one frame with function = NULL whose
+ * module/module_offset are set when the address lies in a known module. */
+struct ws_location {
+	size_t nframes;
+	struct ws_frame frames[];
+};
+
+/* Reports the modules of `pid` (which need not be stopped). */
+struct ws_error *ws_symbols_create(pid_t pid, struct ws_symbols **ret);
+
+/* Frees everything, including every ws_location handed out. NULL is fine. */
+void ws_symbols_destroy(struct ws_symbols *symbols);
+
+/* Resolves `pc`. `is_return_address`: pc is a return address (every frame but
+ * the innermost of a live thread, and every frame of a saved context), so it
+ * is looked up at pc - 1 to land inside the call. The result lives until
+ * ws_symbols_destroy; repeated calls with the same (pc, flag) are a hash
+ * lookup. Never fails: out of memory degrades to a static unnamed frame. */
+const struct ws_location *ws_symbols_lookup(struct ws_symbols *symbols,
+					    uint64_t pc,
+					    bool is_return_address);
+
+/* Re-reads /proc/PID/maps when new modules may have appeared (dlopen). Cheap
+ * to call when nothing changed? No: ~1 ms; call it when a lookup found no
+ * module for an address in an executable mapping. Keeps the cache of
+ * addresses that did resolve. */
+struct ws_error *ws_symbols_refresh(struct ws_symbols *symbols);
+
+/* The underlying Dwfl, for DWARF type lookups (ws_dwtype). Owned by symbols. */
+Dwfl *ws_symbols_dwfl(struct ws_symbols *symbols);
+
+/* Formats a frame's display name into buf: the function name, else
+ * "module+0xOFFSET", else "0xADDRESS". Returns buf. */
+const char *ws_frame_display_name(const struct ws_frame *frame, char *buf,
+				  size_t size);
+
+#endif

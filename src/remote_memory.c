@@ -1,0 +1,1 @@
+/* placeholder: remote_memory */
