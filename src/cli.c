@@ -1,1 +1,293 @@
-/* placeholder: cli */
+/*
+ * Command-line parsing and help (see ws_cli.h). getopt_long in "+" mode so
+ * options stop at the first non-option: `wallspy record prog -x` passes -x
+ * to prog, as does `wallspy record -- prog -x`.
+ */
+#include "ws_cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char help_text[] =
+"usage: wallspy record [OPTIONS] -- CMD [ARGS...]\n"
+"       wallspy attach [OPTIONS] PID\n"
+"       wallspy dump [--json] [--runtime NAME] PID\n"
+"\n"
+"A wall-time profiler: samples every task of a process, running or not.\n"
+"\n"
+"commands:\n"
+"  record        launch CMD traced and sample it until it exits\n"
+"  attach        sample a running process until it exits, --duration ends,\n"
+"                or Ctrl-C (the process keeps running)\n"
+"  dump          print every task's stack once, then detach\n"
+"\n"
+"options (record, attach):\n"
+"  -o, --output FILE       output file (default wallspy-PID.speedscope.json,\n"
+"                          or wallspy-PID.folded; - for standard output)\n"
+"  -f, --format FORMAT     speedscope (default) or folded\n"
+"  -r, --rate HZ           samples per second (default 100, at most 10000)\n"
+"  -d, --duration SECONDS  stop after this long (default: until exit/Ctrl-C)\n"
+"      --group-by KEY      all (default: one merged profile), thread, state\n"
+"                          or task: one speedscope profile per group\n"
+"      --runtime NAME      auto (default) or threads: every OS thread is a task\n"
+"      --max-stack BYTES   stack bytes copied per task and tick (default\n"
+"                          128K; suffixes K, M); deeper stacks are cut and end\n"
+"                          in a [stack deeper than --max-stack] frame\n"
+"  -q, --quiet             no status line and no summary\n"
+"options (dump):\n"
+"      --json              JSON instead of text\n"
+"  -h, --help              this help\n"
+"  -V, --version           print the version\n"
+"\n"
+"exit status:\n"
+"  0  success (also when the profiled command itself failed)\n"
+"  1  internal error\n"
+"  2  usage error\n"
+"  3  no such process (or the command cannot be executed)\n"
+"  4  permission denied (needs root or CAP_SYS_PTRACE; see wallspy(1))\n"
+"  5  the target exited before anything was sampled\n"
+"  6  cannot write the output file\n"
+"  7  the target lacks debug info the runtime needs\n";
+
+const char *ws_cli_help(void)
+{
+	return help_text;
+}
+
+static struct ws_error *usage(const char *fmt, const char *arg)
+{
+	return ws_error_create(WS_ERR_USAGE, fmt, arg);
+}
+
+static struct ws_error *parse_double(const char *opt, const char *arg,
+				     double min, double max, double *ret)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(v) || v < min || v > max) {
+		return ws_error_create(WS_ERR_USAGE,
+				       "%s: invalid value '%s' (expected a number from %g to %g)",
+				       opt, arg, min, max);
+	}
+	*ret = v;
+	return NULL;
+}
+
+static struct ws_error *parse_size(const char *arg, size_t *ret)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(arg, &end, 10);
+	if (errno || end == arg || arg[0] == '-')
+		goto bad;
+	if (*end == 'k' || *end == 'K') {
+		v *= 1024;
+		end++;
+	} else if (*end == 'm' || *end == 'M') {
+		v *= 1024 * 1024;
+		end++;
+	}
+	if (*end || v < 4096 || v > 64ull * 1024 * 1024)
+		goto bad;
+	*ret = (size_t)v;
+	return NULL;
+bad:
+	return usage("--max-stack: invalid size '%s' (expected 4K to 64M)", arg);
+}
+
+static struct ws_error *parse_pid(const char *arg, pid_t *ret)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v <= 0 || v > 0x3fffffff)
+		return usage("invalid PID '%s'", arg);
+	*ret = (pid_t)v;
+	return NULL;
+}
+
+enum {
+	OPT_GROUP_BY = 256,
+	OPT_RUNTIME,
+	OPT_MAX_STACK,
+	OPT_JSON,
+};
+
+static const struct option long_options[] = {
+	{"output", required_argument, NULL, 'o'},
+	{"format", required_argument, NULL, 'f'},
+	{"rate", required_argument, NULL, 'r'},
+	{"duration", required_argument, NULL, 'd'},
+	{"group-by", required_argument, NULL, OPT_GROUP_BY},
+	{"runtime", required_argument, NULL, OPT_RUNTIME},
+	{"max-stack", required_argument, NULL, OPT_MAX_STACK},
+	{"quiet", no_argument, NULL, 'q'},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0},
+};
+
+static struct ws_error *parse_option(int c, const char *arg,
+				     struct ws_options *o)
+{
+	bool dump = o->command == WS_CMD_DUMP;
+	/* Options that only make sense when recording. */
+	if (dump && c != OPT_JSON && c != OPT_RUNTIME && c != OPT_MAX_STACK &&
+	    c != 'h' && c != 'V' && c != 'q')
+		return ws_error_create(WS_ERR_USAGE,
+				       "dump: option not supported (see wallspy --help)");
+	switch (c) {
+	case 'o':
+		o->output = arg;
+		return NULL;
+	case 'f':
+		if (strcmp(arg, "speedscope") == 0)
+			o->format = WS_FORMAT_SPEEDSCOPE;
+		else if (strcmp(arg, "folded") == 0)
+			o->format = WS_FORMAT_FOLDED;
+		else
+			return usage("--format: unknown format '%s' (expected speedscope or folded)", arg);
+		return NULL;
+	case 'r':
+		return parse_double("--rate", arg, 0.1, 10000, &o->rate);
+	case 'd':
+		return parse_double("--duration", arg, 0.001, 1e9, &o->duration);
+	case OPT_GROUP_BY:
+		if (strcmp(arg, "all") == 0)
+			o->group_by = WS_GROUP_ALL;
+		else if (strcmp(arg, "thread") == 0)
+			o->group_by = WS_GROUP_THREAD;
+		else if (strcmp(arg, "state") == 0)
+			o->group_by = WS_GROUP_STATE;
+		else if (strcmp(arg, "task") == 0)
+			o->group_by = WS_GROUP_TASK;
+		else
+			return usage("--group-by: unknown key '%s' (expected all, thread, state or task)", arg);
+		return NULL;
+	case OPT_RUNTIME:
+		o->runtime = arg;
+		return NULL;
+	case OPT_MAX_STACK:
+		return parse_size(arg, &o->max_stack);
+	case 'q':
+		o->quiet = true;
+		return NULL;
+	case OPT_JSON:
+		if (!dump)
+			return usage("%s: only for dump", "--json");
+		o->json = true;
+		return NULL;
+	case 'h':
+		o->command = WS_CMD_HELP;
+		return NULL;
+	case 'V':
+		o->command = WS_CMD_VERSION;
+		return NULL;
+	default:
+		return NULL;
+	}
+}
+
+struct ws_error *ws_cli_parse(int argc, char **argv, struct ws_options *ret)
+{
+	struct ws_options o = {
+		.command = WS_CMD_HELP,
+		.format = WS_FORMAT_SPEEDSCOPE,
+		.rate = WS_DEFAULT_RATE,
+		.group_by = WS_GROUP_ALL,
+		.runtime = "auto",
+		.max_stack = 128 * 1024,
+	};
+	if (argc < 2)
+		return usage("%s", "missing command (record, attach or dump; see wallspy --help)");
+
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 ||
+	    strcmp(cmd, "help") == 0) {
+		*ret = o;
+		return NULL;
+	}
+	if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
+		o.command = WS_CMD_VERSION;
+		*ret = o;
+		return NULL;
+	}
+	if (strcmp(cmd, "record") == 0)
+		o.command = WS_CMD_RECORD;
+	else if (strcmp(cmd, "attach") == 0)
+		o.command = WS_CMD_ATTACH;
+	else if (strcmp(cmd, "dump") == 0)
+		o.command = WS_CMD_DUMP;
+	else
+		return usage("unknown command '%s' (expected record, attach or dump)", cmd);
+	enum ws_command command = o.command;
+
+	/* getopt over the subcommand's arguments: argv[1] acts as argv[0]. */
+	int sub_argc = argc - 1;
+	char **sub_argv = argv + 1;
+	optind = 0; /* full re-initialisation, so parsing can be repeated */
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(sub_argc, sub_argv, "+:o:f:r:d:qhV",
+				long_options, NULL)) != -1) {
+		if (c == '?') {
+			if (optopt)
+				return ws_error_create(WS_ERR_USAGE,
+						       "unknown option '-%c'", optopt);
+			return usage("unknown option '%s'",
+				     sub_argv[optind - 1]);
+		}
+		if (c == ':')
+			return usage("option '%s' needs a value",
+				     sub_argv[optind - 1]);
+		struct ws_error *err = parse_option(c, optarg, &o);
+		if (err)
+			return err;
+		if (o.command == WS_CMD_HELP || o.command == WS_CMD_VERSION) {
+			*ret = o;
+			return NULL;
+		}
+	}
+	o.command = command;
+
+	char **rest = sub_argv + optind;
+	int nrest = sub_argc - optind;
+	switch (o.command) {
+	case WS_CMD_RECORD:
+		if (nrest < 1)
+			return usage("%s", "record: missing command to run (wallspy record [OPTIONS] -- CMD [ARGS...])");
+		o.argv = rest;
+		break;
+	case WS_CMD_ATTACH:
+	case WS_CMD_DUMP:
+		if (nrest != 1)
+			return usage("%s: expected exactly one PID",
+				     o.command == WS_CMD_ATTACH ? "attach" : "dump");
+		struct ws_error *err = parse_pid(rest[0], &o.pid);
+		if (err)
+			return err;
+		break;
+	default:
+		break;
+	}
+	*ret = o;
+	return NULL;
+}
+
+int ws_cli_report(struct ws_error *err)
+{
+	int code = err->kind;
+	fprintf(stderr, "wallspy: %s\n", err->message);
+	if (err->kind == WS_ERR_PERMISSION)
+		fprintf(stderr, "wallspy: %s\n", ws_error_permission_hint());
+	if (err->kind == WS_ERR_USAGE)
+		fprintf(stderr, "wallspy: see 'wallspy --help'\n");
+	ws_error_destroy(err);
+	return code;
+}

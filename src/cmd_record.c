@@ -1,1 +1,289 @@
-/* placeholder: cmd_record */
+/*
+ * `wallspy record` and `wallspy attach`: the sampling loop. Ticks sit on a
+ * grid of 1/rate with +-10 % jitter per tick (so samples never fall into
+ * step with a periodic target while the long-run rate stays exact); when a
+ * tick comes too late the skipped grid points are counted as missed, not
+ * silently stretched. Between ticks wallspy waits on SIGCHLD, so target
+ * signals are passed on at once and SIGINT/SIGTERM end the recording
+ * cleanly: detach, write, exit 0.
+ */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ws_cli.h"
+#include "ws_output.h"
+#include "ws_profile.h"
+#include "ws_sampler.h"
+#include "ws_status.h"
+#include "ws_target.h"
+
+struct recording {
+	const struct ws_options *options;
+	struct ws_target *target;
+	struct ws_sampler *sampler;
+	struct ws_profile *profile;
+	struct ws_status status;
+	char *output_path;
+	bool interrupted;
+	bool warned_late;
+	uint64_t rng;
+};
+
+/* xorshift64: jitter only needs to be cheap and not periodic. */
+static double jitter(struct recording *r)
+{
+	r->rng ^= r->rng << 13;
+	r->rng ^= r->rng >> 7;
+	r->rng ^= r->rng << 17;
+	return (double)(r->rng >> 11) / (double)(1ull << 53) * 0.2 - 0.1;
+}
+
+static struct ws_error *add_tick(struct recording *r,
+				 const struct ws_tick *tick, double weight)
+{
+	double t = (double)(tick->start_ns - r->status.start_ns) / 1e9;
+	for (size_t i = 0; i < tick->ntasks; i++) {
+		const struct ws_tick_task *tt = &tick->tasks[i];
+		struct ws_sample sample = {
+			.task_id = tt->task->id,
+			.task_name = tt->task->name,
+			.thread = tt->task->thread,
+			.state = tt->task->state,
+			.wait_reason = tt->task->wait_reason,
+			.error = tt->error,
+			.frames = tick->frames + tt->first_frame,
+			.nframes = tt->nframes,
+			.weight = weight,
+			.time = t,
+		};
+		struct ws_error *err = ws_profile_add(r->profile, &sample);
+		if (err)
+			return err;
+	}
+	return NULL;
+}
+
+static struct ws_error *sample_loop(struct recording *r)
+{
+	const struct ws_options *o = r->options;
+	uint64_t interval = (uint64_t)(1e9 / o->rate);
+	uint64_t start = r->status.start_ns;
+	uint64_t end = o->duration > 0
+			       ? start + (uint64_t)(o->duration * 1e9)
+			       : UINT64_MAX;
+	double weight = 1.0 / o->rate;
+	uint64_t k = 1;
+
+	for (;;) {
+		uint64_t next = start + k * interval +
+				(int64_t)(jitter(r) * (double)interval);
+		if (next > end)
+			next = end;
+		for (;;) {
+			int sig = ws_target_wait_events(r->target, next);
+			if (sig) {
+				r->interrupted = true;
+				return NULL;
+			}
+			if (r->target->exited)
+				return NULL;
+			if (ws_now_ns() >= next)
+				break;
+		}
+		uint64_t now = ws_now_ns();
+		if (now >= end)
+			return NULL;
+		if (now > next + interval) {
+			uint64_t missed = (now - next) / interval;
+			r->status.missed_ticks += missed;
+			k += missed;
+			if (!r->warned_late) {
+				r->warned_late = true;
+				ws_status_clear(&r->status);
+				fprintf(stderr,
+					"wallspy: falling behind the %.4g Hz rate; counting missed ticks (try a lower --rate)\n",
+					o->rate);
+			}
+		}
+		const struct ws_tick *tick;
+		struct ws_error *err = ws_sampler_tick(r->sampler, &tick);
+		if (err)
+			return err;
+		k++;
+		if (tick->ntasks == 0)
+			continue; /* the target exited during the tick */
+		ws_status_tick(&r->status, tick->pause_ns, tick->ntasks);
+		err = add_tick(r, tick, weight);
+		if (err)
+			return err;
+		ws_status_draw(&r->status, ws_now_ns());
+	}
+}
+
+static void describe_target(const struct ws_target *t, char *buf, size_t size)
+{
+	if (!t->exited)
+		snprintf(buf, size, "target still running");
+	else if (WIFEXITED(t->exit_status))
+		snprintf(buf, size, "target exited with status %d",
+			 WEXITSTATUS(t->exit_status));
+	else if (WIFSIGNALED(t->exit_status))
+		snprintf(buf, size, "target killed by signal %d (%s)",
+			 WTERMSIG(t->exit_status),
+			 strsignal(WTERMSIG(t->exit_status)));
+	else
+		snprintf(buf, size, "target gone");
+}
+
+static struct ws_error *write_profile(struct recording *r)
+{
+	struct ws_output *out;
+	struct ws_error *err = ws_output_open(r->output_path, &out);
+	if (err)
+		return err;
+	if (r->options->format == WS_FORMAT_FOLDED)
+		err = ws_write_folded(r->profile, ws_output_file(out));
+	else
+		err = ws_write_speedscope(r->profile, ws_output_file(out));
+	if (err) {
+		ws_output_abort(out);
+		return err;
+	}
+	return ws_output_commit(out);
+}
+
+static char *default_output(const struct ws_options *o, pid_t pid)
+{
+	char *path;
+	if (asprintf(&path, "wallspy-%d.%s", (int)pid,
+		     o->format == WS_FORMAT_FOLDED ? "folded"
+						   : "speedscope.json") < 0)
+		return NULL;
+	return path;
+}
+
+static char *make_title(const struct ws_options *o, pid_t pid)
+{
+	char *title = NULL;
+	if (o->command == WS_CMD_RECORD) {
+		size_t len = 0;
+		for (char **a = o->argv; *a; a++)
+			len += strlen(*a) + 1;
+		title = malloc(len + 1);
+		if (!title)
+			return NULL;
+		title[0] = '\0';
+		for (char **a = o->argv; *a; a++) {
+			if (a != o->argv)
+				strcat(title, " ");
+			strcat(title, *a);
+		}
+	} else if (asprintf(&title, "pid %d", (int)pid) < 0) {
+		title = NULL;
+	}
+	return title;
+}
+
+/* Checks that the output can be created before the target is touched, so a
+ * typo in -o costs nothing. */
+static struct ws_error *check_output(const char *path)
+{
+	struct ws_output *out;
+	struct ws_error *err = ws_output_open(path, &out);
+	if (!err)
+		ws_output_abort(out);
+	return err;
+}
+
+int ws_cmd_record(const struct ws_options *o)
+{
+	struct recording r = {.options = o};
+	struct ws_error *err = NULL;
+	r.rng = ws_now_ns() | 1;
+
+	ws_target_block_signals();
+	signal(SIGPIPE, SIG_IGN);
+	if (o->output && strcmp(o->output, "-") != 0 &&
+	    (err = check_output(o->output)))
+		return ws_cli_report(err);
+
+	if (o->command == WS_CMD_RECORD)
+		err = ws_target_launch(o->argv, &r.target);
+	else
+		err = ws_target_attach(o->pid, &r.target);
+	if (err)
+		return ws_cli_report(err);
+
+	r.output_path = o->output ? strdup(o->output)
+				  : default_output(o, r.target->pid);
+	if (!r.output_path)
+		err = &ws_error_nomem;
+
+	struct ws_sampler_options so = {
+		.runtime = o->runtime,
+		.max_stack = o->max_stack,
+	};
+	if (!err)
+		err = ws_sampler_create(r.target, &so, &r.sampler);
+	if (!err)
+		err = ws_profile_create(o->group_by, 1.0 / o->rate, &r.profile);
+	if (!err) {
+		char *title = make_title(o, r.target->pid);
+		if (title)
+			ws_profile_set_title(r.profile, title);
+		free(title);
+	}
+	if (err) {
+		/* A launched command must not run on unprofiled. */
+		if (r.target->launched)
+			kill(r.target->pid, SIGKILL);
+		ws_target_destroy(r.target);
+		ws_sampler_destroy(r.sampler);
+		free(r.output_path);
+		return ws_cli_report(err);
+	}
+
+	ws_status_init(&r.status, !o->quiet && isatty(STDERR_FILENO),
+		       ws_now_ns());
+	err = sample_loop(&r);
+	uint64_t stop_ns = ws_now_ns();
+	/* The target keeps running (or stays in its group stop) from here. */
+	if (!r.target->exited)
+		ws_target_detach(r.target);
+	ws_status_clear(&r.status);
+	ws_profile_set_duration(r.profile,
+				(double)(stop_ns - r.status.start_ns) / 1e9);
+
+	if (!err && r.status.samples == 0)
+		err = ws_error_create(WS_ERR_TARGET_EXITED, "%s %d: %s",
+				      o->command == WS_CMD_RECORD ? "record"
+								  : "attach",
+				      (int)r.target->pid,
+				      r.target->exited
+					      ? "the target exited before anything was sampled"
+					      : "stopped before anything was sampled");
+	if (!err)
+		err = write_profile(&r);
+
+	int code = 0;
+	if (err) {
+		code = ws_cli_report(err);
+	} else if (!o->quiet) {
+		char stats[256], target[128];
+		ws_status_format(&r.status, stop_ns, stats, sizeof(stats));
+		describe_target(r.target, target, sizeof(target));
+		fprintf(stderr, "wallspy: %s; %s; wrote %s\n", stats, target,
+			r.output_path);
+	}
+	ws_sampler_destroy(r.sampler);
+	ws_profile_destroy(r.profile);
+	ws_status_deinit(&r.status);
+	free(r.output_path);
+	ws_target_destroy(r.target);
+	return code;
+}

@@ -1,1 +1,69 @@
-/* placeholder: runtime_threads */
+/*
+ * The OS-thread runtime adapter: every thread of the target is a task whose
+ * stack starts at its live registers. A thread stopped while blocked in a
+ * system call is "waiting" with the call's name as wait reason; any other
+ * thread was on a CPU or ready to run: "running".
+ */
+#include "ws_runtime.h"
+
+#include <stdlib.h>
+
+#include "ws_syscalls.h"
+#include "ws_target.h"
+
+static struct ws_error *threads_list(struct ws_runtime *runtime,
+				     struct ws_target *target,
+				     struct ws_task_list *out)
+{
+	(void)runtime;
+	for (size_t i = 0; i < target->nthreads; i++) {
+		struct ws_thread *th = &target->threads[i];
+		if (th->run == WS_THREAD_GONE)
+			continue;
+		struct ws_task *task = ws_task_list_add(out);
+		if (!task)
+			return &ws_error_nomem;
+		task->id = (uint64_t)th->tid;
+		task->thread = th->tid;
+		task->name = th->comm[0] ? th->comm : NULL;
+		if (!th->regs_valid) {
+			task->state = WS_STATE_UNKNOWN;
+			task->start = WS_START_NONE;
+			task->error = "thread did not stop in time";
+			continue;
+		}
+		task->start = WS_START_THREAD;
+		long nr;
+		if (th->group_stop) {
+			task->state = WS_STATE_WAITING;
+			task->wait_reason = "stopped";
+		} else if (ws_syscall_blocked(&th->regs, &nr)) {
+			task->state = WS_STATE_WAITING;
+			task->wait_reason = ws_syscall_name(nr);
+		} else {
+			task->state = WS_STATE_RUNNING;
+		}
+	}
+	return NULL;
+}
+
+static void threads_destroy(struct ws_runtime *runtime)
+{
+	free(runtime);
+}
+
+static const struct ws_runtime_ops threads_ops = {
+	.name = "threads",
+	.list_tasks = threads_list,
+	.destroy = threads_destroy,
+};
+
+struct ws_error *ws_runtime_threads_create(struct ws_runtime **ret)
+{
+	struct ws_runtime *runtime = calloc(1, sizeof(*runtime));
+	if (!runtime)
+		return &ws_error_nomem;
+	runtime->ops = &threads_ops;
+	*ret = runtime;
+	return NULL;
+}

@@ -1,1 +1,231 @@
-/* placeholder: sampler */
+/*
+ * One tick of sampling (see ws_sampler.h). The target's pause covers only
+ * stop, register reads, the adapter's registry walk and the stack copies;
+ * unwinding and symbolization run after the resume, on the copies.
+ */
+#include "ws_sampler.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ws_snapshot.h"
+#include "ws_symbols.h"
+#include "ws_target.h"
+#include "ws_unwind.h"
+
+struct ws_sampler {
+	struct ws_target *target;
+	struct ws_sampler_options options;
+	struct ws_symbols *symbols;
+	struct ws_runtime *runtime;
+	struct ws_unwinder *unwinder;
+	struct ws_task_list tasks;
+	struct ws_snapshot_set snapshots;
+	struct ws_pc *pcs;           /* options.max_frames */
+	struct ws_tick tick;
+	size_t tick_capacity;
+	size_t frames_capacity;
+	uint64_t ticks;
+};
+
+static struct ws_error *open_debuginfo(struct ws_sampler *s)
+{
+	struct ws_error *err = ws_symbols_create(s->target->pid, &s->symbols);
+	if (err)
+		return err;
+	return ws_unwinder_create(s->target->pid, &s->unwinder);
+}
+
+struct ws_error *ws_sampler_create(struct ws_target *target,
+				   const struct ws_sampler_options *options,
+				   struct ws_sampler **ret)
+{
+	struct ws_sampler *s = calloc(1, sizeof(*s));
+	if (!s)
+		return &ws_error_nomem;
+	s->target = target;
+	s->options = *options;
+	if (!s->options.max_frames)
+		s->options.max_frames = WS_DEFAULT_MAX_FRAMES;
+	if (!s->options.max_stack)
+		s->options.max_stack = WS_DEFAULT_MAX_STACK;
+	if (!s->options.stop_timeout_ns)
+		s->options.stop_timeout_ns = WS_DEFAULT_STOP_TIMEOUT_NS;
+	ws_snapshot_set_init(&s->snapshots, target->pid);
+	s->pcs = calloc(s->options.max_frames, sizeof(*s->pcs));
+	struct ws_error *err = s->pcs ? NULL : &ws_error_nomem;
+	if (!err)
+		err = open_debuginfo(s);
+	if (!err)
+		err = ws_runtime_create(options->runtime ? options->runtime
+							  : "auto",
+					target, s->symbols, &s->runtime);
+	if (!err)
+		err = ws_maps_reload(&s->snapshots.maps);
+	if (err) {
+		ws_sampler_destroy(s);
+		return err;
+	}
+	*ret = s;
+	return NULL;
+}
+
+void ws_sampler_destroy(struct ws_sampler *s)
+{
+	if (!s)
+		return;
+	ws_runtime_destroy(s->runtime);
+	ws_unwinder_destroy(s->unwinder);
+	ws_symbols_destroy(s->symbols);
+	ws_task_list_deinit(&s->tasks);
+	ws_snapshot_set_deinit(&s->snapshots);
+	free(s->pcs);
+	free(s->tick.tasks);
+	free(s->tick.frames);
+	free(s);
+}
+
+const char *ws_sampler_runtime_name(const struct ws_sampler *s)
+{
+	return s->runtime->ops->name;
+}
+
+static struct ws_frame *reserve_frames(struct ws_sampler *s, size_t used,
+				       size_t more)
+{
+	if (used + more > s->frames_capacity) {
+		size_t cap = s->frames_capacity ? s->frames_capacity : 1024;
+		while (cap < used + more)
+			cap *= 2;
+		struct ws_frame *f = realloc(s->tick.frames, cap * sizeof(*f));
+		if (!f)
+			return NULL;
+		s->tick.frames = f;
+		s->frames_capacity = cap;
+	}
+	return s->tick.frames + used;
+}
+
+/* After exec the old program's debug info and unwind caches are wrong. */
+static struct ws_error *reopen_after_exec(struct ws_sampler *s)
+{
+	s->target->exec_seen = false;
+	ws_symbols_destroy(s->symbols);
+	s->symbols = NULL;
+	ws_unwinder_destroy(s->unwinder);
+	s->unwinder = NULL;
+	struct ws_error *err = ws_maps_reload(&s->snapshots.maps);
+	if (err)
+		return err;
+	return open_debuginfo(s);
+}
+
+/* The part of a tick that runs while the target is stopped. */
+static struct ws_error *stopped_phase(struct ws_sampler *s)
+{
+	ws_task_list_clear(&s->tasks);
+	struct ws_error *err = s->runtime->ops->list_tasks(s->runtime,
+							   s->target,
+							   &s->tasks);
+	if (err)
+		return err;
+	return ws_snapshot_take(&s->snapshots, s->target, &s->tasks,
+				s->options.max_stack);
+}
+
+static struct ws_error *unwind_all(struct ws_sampler *s)
+{
+	struct ws_tick *tick = &s->tick;
+	size_t nframes = 0;
+	ws_unwinder_new_tick(s->unwinder);
+	for (size_t i = 0; i < s->tasks.n; i++) {
+		struct ws_tick_task *tt = &tick->tasks[i];
+		const struct ws_snapshot *snap = &s->snapshots.snaps[i];
+		memset(tt, 0, sizeof(*tt));
+		tt->task = &s->tasks.tasks[i];
+		tt->first_frame = nframes;
+		if (snap->error) {
+			tt->error = snap->error;
+			continue;
+		}
+		const char *stop_reason;
+		size_t npcs = ws_unwind(s->unwinder, snap, s->pcs,
+					s->options.max_frames, &stop_reason);
+		if (npcs == 0) {
+			tt->error = stop_reason ? stop_reason : "empty stack";
+			continue;
+		}
+		for (size_t k = 0; k < npcs; k++) {
+			const struct ws_location *loc = ws_symbols_lookup(
+				s->symbols, s->pcs[k].pc,
+				s->pcs[k].is_return_address);
+			struct ws_frame *out = reserve_frames(s, nframes,
+							      loc->nframes + 1);
+			if (!out)
+				return &ws_error_nomem;
+			memcpy(out, loc->frames,
+			       loc->nframes * sizeof(*out));
+			nframes += loc->nframes;
+		}
+		if (stop_reason) {
+			/* Say where the stack was cut instead of presenting
+			 * a partial stack as a whole one. */
+			struct ws_frame *out = reserve_frames(s, nframes, 1);
+			if (!out)
+				return &ws_error_nomem;
+			memset(out, 0, sizeof(*out));
+			out->function = stop_reason;
+			nframes++;
+		}
+		tt->nframes = nframes - tt->first_frame;
+	}
+	tick->ntasks = s->tasks.n;
+	return NULL;
+}
+
+struct ws_error *ws_sampler_tick(struct ws_sampler *s,
+				 const struct ws_tick **ret)
+{
+	struct ws_error *err;
+	if (s->target->exec_seen) {
+		err = reopen_after_exec(s);
+		if (err)
+			return err;
+	}
+
+	struct ws_tick *tick = &s->tick;
+	tick->ntasks = 0;
+	tick->start_ns = ws_now_ns();
+	size_t stopped;
+	err = ws_target_stop_all(s->target, s->options.stop_timeout_ns,
+				 &stopped);
+	if (!err)
+		err = stopped_phase(s);
+	ws_target_resume_all(s->target);
+	tick->pause_ns = ws_now_ns() - tick->start_ns;
+	if (err)
+		return err;
+	s->ticks++;
+
+	/* Thread names change (pthread_setname_np after start): read them for
+	 * new threads, and every 100 ticks, outside the pause. */
+	bool unnamed = false;
+	for (size_t i = 0; i < s->target->nthreads && !unnamed; i++)
+		unnamed = s->target->threads[i].comm[0] == '\0';
+	if (unnamed || s->ticks % 100 == 1)
+		ws_target_read_names(s->target);
+
+	if (s->tasks.n > s->tick_capacity) {
+		struct ws_tick_task *t = realloc(tick->tasks,
+						 s->tasks.n * sizeof(*t));
+		if (!t)
+			return &ws_error_nomem;
+		tick->tasks = t;
+		s->tick_capacity = s->tasks.n;
+	}
+	err = unwind_all(s);
+	if (err)
+		return err;
+	*ret = tick;
+	return NULL;
+}

@@ -1,1 +1,202 @@
-/* placeholder: snapshot */
+/*
+ * Taking the per-tick copies of registers and stack tops (see
+ * ws_snapshot.h). The stack ranges of all tasks are read in one batched
+ * ws_remote_readv, which is the bulk of the target's pause after the
+ * ptrace stop itself.
+ */
+#include "ws_snapshot.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ws_memory.h"
+#include "ws_target.h"
+
+void ws_snapshot_set_init(struct ws_snapshot_set *set, pid_t pid)
+{
+	memset(set, 0, sizeof(*set));
+	ws_maps_init(&set->maps, pid);
+}
+
+void ws_snapshot_set_deinit(struct ws_snapshot_set *set)
+{
+	free(set->snaps);
+	free(set->arena);
+	ws_maps_deinit(&set->maps);
+	memset(set, 0, sizeof(*set));
+}
+
+static void regs_from_thread(struct ws_regs *r, const struct ws_thread *th)
+{
+	const struct user_regs_struct *u = &th->regs;
+	r->value[0] = u->rax;
+	r->value[1] = u->rdx;
+	r->value[2] = u->rcx;
+	r->value[3] = u->rbx;
+	r->value[4] = u->rsi;
+	r->value[5] = u->rdi;
+	r->value[6] = u->rbp;
+	r->value[7] = u->rsp;
+	r->value[8] = u->r8;
+	r->value[9] = u->r9;
+	r->value[10] = u->r10;
+	r->value[11] = u->r11;
+	r->value[12] = u->r12;
+	r->value[13] = u->r13;
+	r->value[14] = u->r14;
+	r->value[15] = u->r15;
+	r->value[16] = u->rip;
+	r->valid = (1u << WS_NREGS) - 1;
+}
+
+static struct ws_thread *thread_of(struct ws_target *target, pid_t tid)
+{
+	/* Linear: the thread adapter lists tasks in thread order, so start
+	 * the search where the last one was found. */
+	static size_t hint;
+	for (size_t k = 0; k < target->nthreads; k++) {
+		size_t i = (hint + k) % target->nthreads;
+		if (target->threads[i].tid == tid) {
+			hint = i + 1;
+			return &target->threads[i];
+		}
+	}
+	return NULL;
+}
+
+/* Finds the end of the stack holding sp for a thread, caching the mapping
+ * in the thread; reloads the map at most once per tick. */
+static uint64_t thread_stack_end(struct ws_snapshot_set *set,
+				 struct ws_thread *th, uint64_t sp,
+				 bool *reloaded)
+{
+	if (sp >= th->stack_lo && sp < th->stack_hi)
+		return th->stack_hi;
+	const struct ws_mapping *m = ws_maps_find(&set->maps, sp);
+	if (!m && !*reloaded) {
+		*reloaded = true;
+		if (ws_maps_reload(&set->maps) == NULL)
+			m = ws_maps_find(&set->maps, sp);
+	}
+	if (!m)
+		return 0;
+	th->stack_lo = m->start;
+	th->stack_hi = m->end;
+	return m->end;
+}
+
+/* Reads a batch; a short read ends a copy where readable memory ends, and
+ * the unwind of that task stops there. */
+static void read_ranges(struct ws_snapshot_set *set, pid_t pid,
+			struct ws_remote_range *ranges, const size_t *owner,
+			size_t n)
+{
+	if (n == 0)
+		return;
+	ws_remote_readv(pid, ranges, n);
+	for (size_t r = 0; r < n; r++) {
+		struct ws_snapshot *snap = &set->snaps[owner[r]];
+		if (ranges[r].done < snap->stack_size)
+			snap->truncated = false;
+		snap->stack_size = ranges[r].done;
+		set->copied_bytes += ranges[r].done;
+	}
+}
+
+struct ws_error *ws_snapshot_take(struct ws_snapshot_set *set,
+				  struct ws_target *target,
+				  const struct ws_task_list *tasks,
+				  size_t max_stack)
+{
+	if (tasks->n > set->capacity) {
+		struct ws_snapshot *s = realloc(set->snaps,
+						tasks->n * sizeof(*s));
+		if (!s)
+			return &ws_error_nomem;
+		set->snaps = s;
+		set->capacity = tasks->n;
+	}
+	set->n = tasks->n;
+	set->copied_bytes = 0;
+
+	/* First pass: registers and the range each copy needs. */
+	size_t total = 0;
+	bool reloaded = false;
+	for (size_t i = 0; i < tasks->n; i++) {
+		const struct ws_task *task = &tasks->tasks[i];
+		struct ws_snapshot *snap = &set->snaps[i];
+		memset(snap, 0, sizeof(*snap));
+		snap->stack_lo = task->stack_lo;
+		snap->stack_hi = task->stack_hi;
+		uint64_t end = task->stack_hi;
+		if (task->start == WS_START_THREAD) {
+			struct ws_thread *th = thread_of(target, task->thread);
+			if (!th || !th->regs_valid) {
+				snap->error = "thread registers unavailable";
+				continue;
+			}
+			regs_from_thread(&snap->regs, th);
+			snap->live = true;
+			if (!end)
+				end = thread_stack_end(set, th,
+						       snap->regs.value[WS_REG_RSP],
+						       &reloaded);
+		} else if (task->start == WS_START_SAVED) {
+			snap->regs = task->regs;
+		} else {
+			snap->error = task->error ? task->error : "no stack";
+			continue;
+		}
+		if (!(snap->regs.valid & (1u << WS_REG_RSP)) ||
+		    !(snap->regs.valid & (1u << WS_REG_RIP))) {
+			snap->error = "no stack pointer or pc";
+			continue;
+		}
+		uint64_t sp = snap->regs.value[WS_REG_RSP];
+		snap->stack_start = sp;
+		size_t size = max_stack;
+		if (end > sp && end - sp < size)
+			size = (size_t)(end - sp);
+		else if (end > sp)
+			snap->truncated = true;
+		else if (end != 0 && end <= sp) {
+			snap->error = "stack pointer outside the task's stack";
+			continue;
+		}
+		snap->stack_size = size;
+		total += size;
+	}
+
+	if (total > set->arena_size) {
+		uint8_t *arena = realloc(set->arena, total);
+		if (!arena)
+			return &ws_error_nomem;
+		set->arena = arena;
+		set->arena_size = total;
+	}
+
+	/* Second pass: batched reads, 256 ranges per call. */
+	enum { BATCH = 256 };
+	struct ws_remote_range ranges[BATCH];
+	size_t owner[BATCH];
+	size_t nranges = 0, offset = 0;
+	for (size_t i = 0; i < tasks->n; i++) {
+		struct ws_snapshot *snap = &set->snaps[i];
+		if (snap->error || !snap->stack_size)
+			continue;
+		snap->stack = set->arena + offset;
+		ranges[nranges] = (struct ws_remote_range){
+			.address = snap->stack_start,
+			.buf = set->arena + offset,
+			.size = snap->stack_size,
+		};
+		owner[nranges++] = i;
+		offset += snap->stack_size;
+		if (nranges == BATCH) {
+			read_ranges(set, target->pid, ranges, owner, nranges);
+			nranges = 0;
+		}
+	}
+	read_ranges(set, target->pid, ranges, owner, nranges);
+	return NULL;
+}

@@ -1,0 +1,61 @@
+/*
+ * ws_cli: the command line, parsed into one options struct (no side
+ * effects, so it is unit-tested by parsing argument lists), and the help
+ * text with every option and exit code.
+ */
+#ifndef WS_CLI_H
+#define WS_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "ws_error.h"
+#include "ws_profile.h"
+
+enum ws_command {
+	WS_CMD_HELP,
+	WS_CMD_VERSION,
+	WS_CMD_RECORD,
+	WS_CMD_ATTACH,
+	WS_CMD_DUMP,
+};
+
+enum ws_format {
+	WS_FORMAT_SPEEDSCOPE,
+	WS_FORMAT_FOLDED,
+};
+
+struct ws_options {
+	enum ws_command command;
+	const char *output;        /* NULL: wallspy-PID.speedscope.json/.folded */
+	enum ws_format format;
+	double rate;               /* Hz */
+	double duration;           /* seconds; 0 = until exit or Ctrl-C */
+	enum ws_group_by group_by;
+	const char *runtime;       /* "auto" */
+	size_t max_stack;          /* bytes */
+	bool quiet;
+	bool json;                 /* dump --json */
+	pid_t pid;                 /* attach, dump */
+	char **argv;               /* record: the command, NULL-terminated */
+};
+
+enum { WS_DEFAULT_RATE = 100 };
+
+/* Parses argv (argv[0] is the program name). On success fills *ret (which
+ * points into argv for strings). Errors are WS_ERR_USAGE. */
+struct ws_error *ws_cli_parse(int argc, char **argv, struct ws_options *ret);
+
+/* The --help text. */
+const char *ws_cli_help(void);
+
+/* Entry points of the subcommands; each returns wallspy's exit code. */
+int ws_cmd_record(const struct ws_options *options);
+int ws_cmd_dump(const struct ws_options *options);
+
+/* Prints "wallspy: MESSAGE" (plus the permission hint when relevant) and
+ * returns the error's exit code; destroys err. */
+int ws_cli_report(struct ws_error *err);
+
+#endif

@@ -1,0 +1,92 @@
+/*
+ * ws_runtime: the adapter interface between the sampler and a runtime's idea
+ * of "task". An adapter lists, for a stopped target, every task with its id,
+ * name, state, wait reason and where its stack starts: the live registers of
+ * an OS thread, or a register set the runtime saved when it parked the task.
+ * Adapters: threads (every OS thread is a task); later a JSON-described C
+ * runtime and Go.
+ */
+#ifndef WS_RUNTIME_H
+#define WS_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ws_error.h"
+#include "ws_frame.h"
+
+struct ws_target;
+struct ws_symbols;
+
+/* Registers by DWARF number (x86-64): RAX 0, RDX 1, RCX 2, RBX 3, RSI 4,
+ * RDI 5, RBP 6, RSP 7, R8-R15 8-15, RIP 16. */
+enum { WS_REG_RBX = 3, WS_REG_RBP = 6, WS_REG_RSP = 7, WS_REG_R12 = 12,
+       WS_REG_R15 = 15, WS_REG_RIP = 16, WS_NREGS = 17 };
+
+struct ws_regs {
+	uint64_t value[WS_NREGS];
+	uint32_t valid;            /* bit n set: value[n] is known */
+};
+
+enum ws_task_start {
+	WS_START_NONE,             /* no stack: see error */
+	WS_START_THREAD,           /* live registers of OS thread `thread` */
+	WS_START_SAVED,            /* `regs`, saved by the runtime */
+};
+
+struct ws_task {
+	uint64_t id;
+	const char *name;          /* NULL if none; valid until the next list */
+	pid_t thread;              /* OS thread running it, 0 if none */
+	enum ws_state state;
+	const char *wait_reason;   /* NULL if none; valid until the next list */
+	const char *error;         /* why it cannot be sampled, or NULL */
+	enum ws_task_start start;
+	struct ws_regs regs;       /* WS_START_SAVED */
+	/* The task's stack [lo, hi); 0, 0 when unknown. Bounds the snapshot
+	 * and stops unwinds that run off the task's stack. */
+	uint64_t stack_lo, stack_hi;
+};
+
+/* A growable list of tasks, reused across ticks. */
+struct ws_task_list {
+	struct ws_task *tasks;
+	size_t n, capacity;
+};
+
+/* Appends a zeroed task; NULL when out of memory. */
+struct ws_task *ws_task_list_add(struct ws_task_list *list);
+void ws_task_list_clear(struct ws_task_list *list);
+void ws_task_list_deinit(struct ws_task_list *list);
+
+struct ws_runtime;
+
+struct ws_runtime_ops {
+	const char *name;          /* "threads", "go", or the descriptor's */
+	/* Lists every task. Called while every thread of the target is
+	 * stopped and its registers are read; must not resume anything and
+	 * should read memory in bulk: this is part of the target's pause. */
+	struct ws_error *(*list_tasks)(struct ws_runtime *runtime,
+				       struct ws_target *target,
+				       struct ws_task_list *out);
+	void (*destroy)(struct ws_runtime *runtime);
+};
+
+struct ws_runtime {
+	const struct ws_runtime_ops *ops;
+	void *state;
+};
+
+/* Chooses and creates the adapter named `name` ("auto", "threads") for a
+ * target. Errors: WS_ERR_USAGE for an unknown name. */
+struct ws_error *ws_runtime_create(const char *name, struct ws_target *target,
+				   struct ws_symbols *symbols,
+				   struct ws_runtime **ret);
+void ws_runtime_destroy(struct ws_runtime *runtime);
+
+/* The OS-thread adapter. */
+struct ws_error *ws_runtime_threads_create(struct ws_runtime **ret);
+
+#endif

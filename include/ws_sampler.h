@@ -1,0 +1,68 @@
+/*
+ * ws_sampler: one tick of sampling, the pipeline's middle. Stops the target,
+ * lists tasks through the runtime adapter, snapshots them, resumes the
+ * target, then unwinds and symbolizes each task. Timing (when to tick) is
+ * the caller's: record's loop, or dump's single tick.
+ */
+#ifndef WS_SAMPLER_H
+#define WS_SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ws_error.h"
+#include "ws_frame.h"
+#include "ws_runtime.h"
+
+struct ws_target;
+
+struct ws_sampler_options {
+	const char *runtime;     /* "auto", "threads" */
+	size_t max_stack;        /* bytes of stack copied per task */
+	size_t max_frames;       /* frames per stack before giving up */
+	long stop_timeout_ns;    /* how long to wait for a thread to stop */
+};
+
+/* Defaults: --max-stack 128 KiB, 1024 frames, 100 ms stop timeout. */
+enum {
+	WS_DEFAULT_MAX_STACK = 128 * 1024,
+	WS_DEFAULT_MAX_FRAMES = 1024,
+};
+#define WS_DEFAULT_STOP_TIMEOUT_NS (100 * 1000 * 1000L)
+
+/* One task of a tick. */
+struct ws_tick_task {
+	const struct ws_task *task;  /* valid until the next tick */
+	const char *error;           /* could not be sampled: why */
+	size_t first_frame;          /* into ws_tick.frames */
+	size_t nframes;              /* innermost first */
+};
+
+struct ws_tick {
+	struct ws_tick_task *tasks;
+	size_t ntasks;
+	struct ws_frame *frames;
+	uint64_t start_ns;           /* CLOCK_MONOTONIC when the stop began */
+	uint64_t pause_ns;           /* how long the target was stopped */
+};
+
+struct ws_sampler;
+
+/* Prepares sampling of a traced target: debug info, runtime adapter,
+ * unwinder. The sampler does not own the target. */
+struct ws_error *ws_sampler_create(struct ws_target *target,
+				   const struct ws_sampler_options *options,
+				   struct ws_sampler **ret);
+void ws_sampler_destroy(struct ws_sampler *sampler);
+
+/* Takes one sample of every task. The result lives until the next call.
+ * Per-task failures are data (tick task error); only failures that make
+ * sampling impossible return an error. The target is resumed on every
+ * path. */
+struct ws_error *ws_sampler_tick(struct ws_sampler *sampler,
+				 const struct ws_tick **ret);
+
+/* Name of the runtime adapter in use ("threads"). */
+const char *ws_sampler_runtime_name(const struct ws_sampler *sampler);
+
+#endif

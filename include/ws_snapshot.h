@@ -1,0 +1,54 @@
+/*
+ * ws_snapshot: what one task's unwind needs, copied while the target is
+ * stopped: its starting registers and the top of its stack. Copies of all
+ * tasks of a tick are read with batched process_vm_readv into one arena, so
+ * the target can be resumed before any unwinding starts.
+ */
+#ifndef WS_SNAPSHOT_H
+#define WS_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ws_maps.h"
+#include "ws_runtime.h"
+
+struct ws_target;
+
+struct ws_snapshot {
+	struct ws_regs regs;      /* starting registers */
+	bool live;                /* live thread registers: frame 0 pc is exact */
+	uint64_t stack_start;     /* address of the first copied byte (= sp) */
+	size_t stack_size;        /* bytes copied */
+	bool truncated;           /* copy stopped at --max-stack, not at the
+				   * stack's end */
+	const uint8_t *stack;     /* the copy (in the set's arena) */
+	uint64_t stack_lo, stack_hi; /* the task's stack, 0, 0 if unknown */
+	const char *error;        /* NULL, or why there is no snapshot */
+};
+
+/* Snapshots of one tick, parallel to a task list. Reused across ticks. */
+struct ws_snapshot_set {
+	struct ws_snapshot *snaps;
+	size_t n, capacity;
+	uint8_t *arena;
+	size_t arena_size;
+	struct ws_maps maps;      /* the target's map, reloaded when a stack
+				   * pointer falls outside every mapping */
+	size_t copied_bytes;      /* this tick */
+};
+
+void ws_snapshot_set_init(struct ws_snapshot_set *set, pid_t pid);
+void ws_snapshot_set_deinit(struct ws_snapshot_set *set);
+
+/* Takes a snapshot of every task (call while the target is stopped).
+ * Copies at most max_stack bytes of stack per task, from sp up to the end of
+ * its stack (the task's stack_hi, else the end of the mapping holding sp).
+ * Per-task failures land in snaps[i].error; only out of memory fails. */
+struct ws_error *ws_snapshot_take(struct ws_snapshot_set *set,
+				  struct ws_target *target,
+				  const struct ws_task_list *tasks,
+				  size_t max_stack);
+
+#endif

@@ -1,0 +1,110 @@
+/*
+ * ws_target: a traced process and its set of threads, through ptrace.
+ * Seizes every thread (PTRACE_SEIZE, following clones), stops them all for a
+ * tick (PTRACE_INTERRUPT), reads their registers, resumes them, passes every
+ * signal through at once, and detaches leaving the process as it was. Every
+ * path that stops a thread resumes or detaches it; a group-stopped process
+ * (SIGSTOP) is put back into its group stop, never resumed by mistake.
+ *
+ * Signal-safety: nothing here is async-signal-safe; wallspy blocks SIGCHLD
+ * and its terminating signals and receives them synchronously
+ * (ws_target_wait_events), so no handler ever runs in the middle of a tick.
+ */
+#ifndef WS_TARGET_H
+#define WS_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+#include "ws_error.h"
+
+enum ws_thread_run {
+	WS_THREAD_RUNNING,       /* resumed; may run */
+	WS_THREAD_STOPPED,       /* in a ptrace stop we caused or saw */
+	WS_THREAD_GONE,          /* exited */
+};
+
+struct ws_thread {
+	pid_t tid;
+	enum ws_thread_run run;
+	bool interrupt_sent;     /* PTRACE_INTERRUPT pending a stop report */
+	bool group_stop;         /* last stop was a group stop: resume with LISTEN */
+	int pending_signal;      /* signal-delivery stop to re-inject on resume */
+	bool regs_valid;         /* regs hold this tick's registers */
+	struct user_regs_struct regs;
+	char comm[16];           /* /proc/PID/task/TID/comm, "" until read */
+	uint64_t stack_lo, stack_hi; /* cached stack mapping, 0 if unknown */
+};
+
+struct ws_target {
+	pid_t pid;
+	bool launched;           /* we forked it (record) */
+	bool exited;             /* the whole process is gone */
+	int exit_status;         /* wait status of the leader, when exited */
+	bool exec_seen;          /* the process called exec since last check */
+	struct ws_thread *threads;
+	size_t nthreads, capacity;
+	/* tid -> index+1 in threads (open addressing; 0 = empty). */
+	uint32_t *tid_index;
+	size_t tid_index_size;
+	size_t stop_timeouts;    /* threads that did not stop in time, total */
+};
+
+/* Launches argv[0] (PATH searched) already seized: the tracee runs no
+ * instruction of the new program before wallspy traces it. Its stdio is
+ * wallspy's. Errors: WS_ERR_NO_PROCESS when the command cannot be executed
+ * ("record: cannot execute 'x': No such file or directory"). */
+struct ws_error *ws_target_launch(char *const argv[], struct ws_target **ret);
+
+/* Seizes every thread of a running process (re-scanning /proc/PID/task
+ * until no new thread appears). Errors: WS_ERR_NO_PROCESS, WS_ERR_PERMISSION. */
+struct ws_error *ws_target_attach(pid_t pid, struct ws_target **ret);
+
+/* Stops every live thread and waits (at most `timeout_ns`) for each to
+ * report; reads the registers of each stopped thread. Threads that did not
+ * stop in time stay marked (their stop is handled when it comes) and have
+ * regs_valid == false. Returns the number of stopped threads in *stopped.
+ * Signals and new threads seen meanwhile are handled. */
+struct ws_error *ws_target_stop_all(struct ws_target *target, long timeout_ns,
+				    size_t *stopped);
+
+/* Resumes every thread stopped by ws_target_stop_all (group-stopped threads
+ * go back to their group stop via PTRACE_LISTEN). */
+void ws_target_resume_all(struct ws_target *target);
+
+/* Handles whatever ptrace events are pending without blocking: re-injects
+ * signals, adopts new threads, notes exits. Call between ticks. */
+void ws_target_poll_events(struct ws_target *target);
+
+/* Waits until `deadline_ns` (CLOCK_MONOTONIC) handling target events as they
+ * arrive; returns early with the signal number when one of wallspy's own
+ * terminating signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT) arrives, or when
+ * the target exits (returns 0 then, check target->exited). Returns 0 at the
+ * deadline. Requires ws_target_block_signals() first. */
+int ws_target_wait_events(struct ws_target *target, uint64_t deadline_ns);
+
+/* Blocks SIGCHLD and the terminating signals in the calling thread so they
+ * are received synchronously by ws_target_wait_events. Idempotent. */
+void ws_target_block_signals(void);
+
+/* Returns a pending terminating signal (consumed) or 0, without waiting. */
+int ws_target_take_signal(void);
+
+/* Detaches from every thread: each is stopped, detached with any pending
+ * signal, and left running (or in its group stop). Safe after exit. */
+void ws_target_detach(struct ws_target *target);
+
+/* Kills a launched target (SIGKILL) and reaps it; for attach, detaches. */
+void ws_target_destroy(struct ws_target *target);
+
+/* Re-reads /proc/PID/task/TID/comm for every live thread (not during a
+ * pause: it costs three system calls per thread). */
+void ws_target_read_names(struct ws_target *target);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t ws_now_ns(void);
+
+#endif
