@@ -1,0 +1,434 @@
+/*
+ * Tests of ws_symbols on this very process (built -O2 -g): its own noinline
+ * functions, a return address, an always_inline function expanded into its
+ * caller, libc, an unmapped address, the cache, refresh after dlopen, and a
+ * measurement (printed, not asserted) of the lookup cost in libc.
+ */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ws_symbols.h"
+
+/* ---- fixtures: functions whose names and lines are known by construction.
+ * noipa keeps each a real, uncloned function with an opaque body, so calls
+ * stay calls; the empty asm after a call keeps it from being a tail call. */
+
+enum { TARGET_FIRST_LINE = __LINE__ };
+__attribute__((noipa)) int symbols_test_target(int x)
+{
+	return x * 3 + 1;
+}
+enum { TARGET_LAST_LINE = __LINE__ };
+
+__attribute__((noipa)) void *symbols_test_return_address(void)
+{
+	return __builtin_return_address(0);
+}
+
+static int caller_call_line;
+
+__attribute__((noipa)) void *symbols_test_caller(void)
+{
+	void *ra = symbols_test_return_address(); caller_call_line = __LINE__;
+	__asm__ volatile("" ::: "memory");
+	return ra;
+}
+
+static int inline_call_line;  /* the inlined body's call of the leaf */
+static int host_call_line;    /* the host's "call" of the inlined body */
+
+static inline __attribute__((always_inline)) void *symbols_test_inlined(void)
+{
+	void *ra = symbols_test_return_address(); inline_call_line = __LINE__;
+	__asm__ volatile("" ::: "memory");
+	return ra;
+}
+
+__attribute__((noipa)) void *symbols_test_inline_host(void)
+{
+	void *ra = symbols_test_inlined(); host_call_line = __LINE__;
+	__asm__ volatile("" ::: "memory");
+	return ra;
+}
+
+/* ---- helpers ---- */
+
+static struct ws_symbols *create_self(void)
+{
+	struct ws_symbols *symbols = NULL;
+	struct ws_error *err = ws_symbols_create(getpid(), &symbols);
+	cr_assert_null(err, "ws_symbols_create: %s", err ? err->message : "");
+	cr_assert_not_null(symbols);
+	return symbols;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static uint64_t addr(const void *p)
+{
+	return (uint64_t)(uintptr_t)p;
+}
+
+/* Microseconds on `clock`: CLOCK_THREAD_CPUTIME_ID for the cost itself
+ * (steady when other jobs load the machine), CLOCK_MONOTONIC for wall
+ * time. */
+static double now_us(clockid_t clock)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* ---- tests ---- */
+
+Test(symbols, create_fails_for_missing_process)
+{
+	struct ws_symbols *symbols = NULL;
+	/* Beyond the default pid_max (4194304): never a live process. */
+	struct ws_error *err = ws_symbols_create(999999999, &symbols);
+	cr_assert_not_null(err);
+	cr_expect_eq(err->kind, WS_ERR_NO_PROCESS, "kind %d: %s", err->kind,
+		     err->message);
+	cr_expect_null(symbols);
+	ws_error_destroy(err);
+}
+
+Test(symbols, names_own_function)
+{
+	struct ws_symbols *symbols = create_self();
+	uint64_t pc = addr((void *)symbols_test_target);
+	const struct ws_location *loc = ws_symbols_lookup(symbols, pc, false);
+
+	cr_assert_eq(loc->nframes, 1);
+	const struct ws_frame *f = &loc->frames[0];
+	cr_assert_str_eq(f->function, "symbols_test_target");
+	cr_expect_eq(f->address, pc);
+	cr_expect_not(f->inlined);
+	cr_assert_not_null(f->file);
+	cr_expect(ends_with(f->file, "test_symbols.c"), "file %s", f->file);
+	cr_expect(f->line > TARGET_FIRST_LINE && f->line < TARGET_LAST_LINE,
+		  "line %d not in (%d, %d)", f->line, TARGET_FIRST_LINE,
+		  TARGET_LAST_LINE);
+	cr_assert_not_null(f->module);
+	cr_expect(ends_with(f->module, "test_symbols"), "module %s",
+		  f->module);
+	cr_expect(strchr(f->module, '/') == NULL, "module %s is a path",
+		  f->module);
+	cr_expect_gt(f->module_offset, 0);
+	cr_expect_lt(f->module_offset, pc);
+
+	char buf[128];
+	cr_expect_str_eq(ws_frame_display_name(f, buf, sizeof(buf)),
+			 "symbols_test_target");
+	ws_symbols_destroy(symbols);
+}
+
+Test(symbols, return_address_names_caller_and_call_line)
+{
+	struct ws_symbols *symbols = create_self();
+	uint64_t ra = addr(symbols_test_caller());
+	const struct ws_location *loc = ws_symbols_lookup(symbols, ra, true);
+
+	cr_assert_eq(loc->nframes, 1);
+	const struct ws_frame *f = &loc->frames[0];
+	cr_assert_str_eq(f->function, "symbols_test_caller");
+	cr_expect_eq(f->address, ra, "address is the pc as given");
+	cr_expect_not(f->inlined);
+	cr_assert_not_null(f->file);
+	cr_expect(ends_with(f->file, "test_symbols.c"), "file %s", f->file);
+	cr_expect_eq(f->line, caller_call_line);
+	ws_symbols_destroy(symbols);
+}
+
+Test(symbols, inlined_call_is_expanded)
+{
+	struct ws_symbols *symbols = create_self();
+	uint64_t ra = addr(symbols_test_inline_host());
+	const struct ws_location *loc = ws_symbols_lookup(symbols, ra, true);
+
+	cr_assert_eq(loc->nframes, 2, "nframes %zu", loc->nframes);
+	const struct ws_frame *inner = &loc->frames[0];
+	const struct ws_frame *outer = &loc->frames[1];
+
+	cr_assert_str_eq(inner->function, "symbols_test_inlined");
+	cr_expect(inner->inlined);
+	cr_assert_not_null(inner->file);
+	cr_expect(ends_with(inner->file, "test_symbols.c"), "file %s",
+		  inner->file);
+	cr_expect_eq(inner->line, inline_call_line);
+
+	cr_assert_str_eq(outer->function, "symbols_test_inline_host");
+	cr_expect_not(outer->inlined);
+	cr_assert_not_null(outer->file);
+	cr_expect(ends_with(outer->file, "test_symbols.c"), "file %s",
+		  outer->file);
+	cr_expect_eq(outer->line, host_call_line);
+
+	/* One pc: all frames share address and module position. */
+	cr_expect_eq(inner->address, ra);
+	cr_expect_eq(outer->address, ra);
+	cr_expect_eq(inner->module, outer->module);
+	cr_expect_eq(inner->module_offset, outer->module_offset);
+	ws_symbols_destroy(symbols);
+}
+
+static void expect_libc_function(struct ws_symbols *symbols, const void *fn,
+				 const char *name)
+{
+	const struct ws_location *loc = ws_symbols_lookup(symbols, addr(fn),
+							  false);
+	const struct ws_frame *f = &loc->frames[loc->nframes - 1];
+	cr_assert_not_null(f->function, "%s unnamed", name);
+	/* DWARF names glibc's implementation (__getpid, __libc_write); the
+	 * symbol table the public alias. Either contains the name. */
+	cr_expect(strstr(f->function, name) != NULL, "%s resolved to %s",
+		  name, f->function);
+	cr_expect_not(f->inlined);
+	cr_assert_not_null(f->module);
+	cr_expect_str_eq(f->module, "libc.so.6");
+	cr_log_info("%s -> %s %s:%d", name, f->function,
+		    f->file ? f->file : "?", f->line);
+}
+
+Test(symbols, names_libc_functions)
+{
+	struct ws_symbols *symbols = create_self();
+	expect_libc_function(symbols, (void *)getpid, "getpid");
+	expect_libc_function(symbols, (void *)write, "write");
+	ws_symbols_destroy(symbols);
+}
+
+Test(symbols, unmapped_address_is_unnamed)
+{
+	void *page = mmap(NULL, 4096, PROT_READ,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq(page, MAP_FAILED);
+	struct ws_symbols *symbols = create_self();
+
+	uint64_t pc = addr(page) + 0x10;
+	const struct ws_location *loc = ws_symbols_lookup(symbols, pc, false);
+	cr_assert_eq(loc->nframes, 1);
+	const struct ws_frame *f = &loc->frames[0];
+	cr_expect_null(f->function);
+	cr_expect_null(f->module);
+	cr_expect_null(f->file);
+	cr_expect_eq(f->address, pc);
+
+	char buf[64], expected[64];
+	snprintf(expected, sizeof(expected), "0x%" PRIx64, pc);
+	cr_expect_str_eq(ws_frame_display_name(f, buf, sizeof(buf)),
+			 expected);
+
+	/* Gaps between modules: libdwfl's own lookup would name the module
+	 * below (the stack's is usually ld.so). */
+	int on_stack = 0;
+	void *on_heap = malloc(64);
+	uint64_t gaps[] = { addr(&on_stack), addr(on_heap) };
+	for (size_t i = 0; i < 2; i++) {
+		loc = ws_symbols_lookup(symbols, gaps[i], false);
+		cr_expect_null(loc->frames[0].module, "%#" PRIx64 " in %s",
+			       gaps[i], loc->frames[0].module);
+		cr_expect_null(loc->frames[0].function);
+	}
+	free(on_heap);
+
+	/* pc 0 as a return address must not wrap around. */
+	loc = ws_symbols_lookup(symbols, 0, true);
+	cr_expect_null(loc->frames[0].function);
+	ws_symbols_destroy(symbols);
+	munmap(page, 4096);
+}
+
+Test(symbols, display_name_falls_back_to_module_offset)
+{
+	struct ws_frame f = {
+		.address = 0x7f0000001234,
+		.module = "libfoo.so",
+		.module_offset = 0x1234,
+	};
+	char buf[64];
+	cr_expect_str_eq(ws_frame_display_name(&f, buf, sizeof(buf)),
+			 "libfoo.so+0x1234");
+	/* Truncates, still terminated. */
+	cr_expect_str_eq(ws_frame_display_name(&f, buf, 4), "lib");
+}
+
+Test(symbols, repeated_lookup_is_cached)
+{
+	struct ws_symbols *symbols = create_self();
+	uint64_t pc = addr((void *)symbols_test_target) + 1;
+	const struct ws_location *a = ws_symbols_lookup(symbols, pc, false);
+	const struct ws_location *b = ws_symbols_lookup(symbols, pc, false);
+	cr_expect_eq(a, b);
+	/* The flag is part of the key: pc - 1 may be another line. */
+	const struct ws_location *c = ws_symbols_lookup(symbols, pc, true);
+	cr_expect_neq(a, c);
+	cr_expect_eq(c, ws_symbols_lookup(symbols, pc, true));
+
+	/* Many distinct keys force the table to grow; earlier results keep
+	 * their addresses. */
+	for (uint64_t i = 0; i < 5000; i++)
+		ws_symbols_lookup(symbols, 0x1000 + i * 16, false);
+	cr_expect_eq(a, ws_symbols_lookup(symbols, pc, false));
+	cr_expect_eq(c, ws_symbols_lookup(symbols, pc, true));
+	cr_expect_str_eq(a->frames[0].function, "symbols_test_target");
+	ws_symbols_destroy(symbols);
+}
+
+Test(symbols, refresh_finds_dlopened_library)
+{
+	/* A library this process has not loaded yet. */
+	static const struct {
+		const char *library, *function;
+	} candidates[] = {
+		{ "libuuid.so.1", "uuid_generate" },
+		{ "libexpat.so.1", "XML_ParserCreate" },
+		{ "libgmp.so.10", "__gmpz_init" },
+		{ "libacl.so.1", "acl_init" },
+	};
+	struct ws_symbols *symbols = create_self();
+	const struct ws_location *known = ws_symbols_lookup(
+		symbols, addr((void *)symbols_test_target), false);
+
+	void *handle = NULL, *fn = NULL;
+	const char *library = NULL;
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]);
+	     i++) {
+		if (dlopen(candidates[i].library, RTLD_LAZY | RTLD_NOLOAD))
+			continue;
+		handle = dlopen(candidates[i].library, RTLD_LAZY);
+		if (!handle)
+			continue;
+		fn = dlsym(handle, candidates[i].function);
+		library = candidates[i].library;
+		break;
+	}
+	if (!fn)
+		cr_skip_test("no unloaded library to dlopen");
+
+	const struct ws_location *before = ws_symbols_lookup(symbols,
+							     addr(fn), false);
+	cr_expect_null(before->frames[0].module, "module %s before refresh",
+		       before->frames[0].module);
+
+	struct ws_error *err = ws_symbols_refresh(symbols);
+	cr_assert_null(err, "refresh: %s", err ? err->message : "");
+
+	const struct ws_location *after = ws_symbols_lookup(symbols, addr(fn),
+							    false);
+	const struct ws_frame *f = &after->frames[after->nframes - 1];
+	cr_assert_not_null(f->module);
+	/* The file mapped, e.g. libuuid.so.1.3.0 for libuuid.so.1. */
+	cr_expect(strncmp(f->module, library, strlen(library)) == 0,
+		  "module %s for %s", f->module, library);
+	cr_expect_not_null(f->function);
+	/* Resolved addresses stay cached across a refresh. */
+	cr_expect_eq(known, ws_symbols_lookup(
+		symbols, addr((void *)symbols_test_target), false));
+	ws_symbols_destroy(symbols);
+	dlclose(handle);
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Prints the cost of a lookup in libc: the very first (opens the debug
+ * file), cold (resolving) and warm (cache hit), over distinct pcs in the
+ * middle of libc's functions, each mostly in a different CU (so each cold
+ * lookup also parses a CU's line table). A measurement, not a check. */
+Test(symbols, lookup_cost_in_libc, .timeout = 120)
+{
+	enum { NPCS = 1000 };
+	struct ws_symbols *symbols = create_self();
+
+	double t0 = now_us(CLOCK_MONOTONIC);
+	ws_symbols_lookup(symbols, addr((void *)write), false);
+	double first_us = now_us(CLOCK_MONOTONIC) - t0;
+
+	Dwfl *dwfl = ws_symbols_dwfl(symbols);
+	Dwfl_Module *libc = dwfl_addrmodule(dwfl, addr((void *)write));
+	cr_assert_not_null(libc);
+	int nsyms = dwfl_module_getsymtab(libc);
+	cr_assert_gt(nsyms, NPCS);
+	uint64_t *pcs = calloc((size_t)nsyms, sizeof(*pcs));
+	cr_assert_not_null(pcs);
+	size_t npcs = 0;
+	for (int i = 0; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr value;
+		if (!dwfl_module_getsym_info(libc, i, &sym, &value, NULL, NULL,
+					     NULL))
+			continue;
+		if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size > 0)
+			pcs[npcs++] = value + sym.st_size / 2;
+	}
+	qsort(pcs, npcs, sizeof(*pcs), compare_u64);
+	size_t unique = 0;
+	for (size_t i = 0; i < npcs; i++) {
+		if (unique == 0 || pcs[unique - 1] != pcs[i])
+			pcs[unique++] = pcs[i];
+	}
+	cr_assert_geq(unique, NPCS);
+	/* Spread the sample over all of libc. */
+	for (size_t i = 0; i < NPCS; i++)
+		pcs[i] = pcs[i * unique / NPCS];
+
+	size_t named = 0, inlined = 0, frames = 0;
+	double wall0 = now_us(CLOCK_MONOTONIC);
+	t0 = now_us(CLOCK_THREAD_CPUTIME_ID);
+	for (size_t i = 0; i < NPCS; i++) {
+		const struct ws_location *loc =
+			ws_symbols_lookup(symbols, pcs[i], false);
+		frames += loc->nframes;
+		inlined += loc->nframes > 1;
+		named += loc->frames[loc->nframes - 1].function != NULL;
+	}
+	double cold_us = (now_us(CLOCK_THREAD_CPUTIME_ID) - t0) / NPCS;
+	double cold_wall_us = (now_us(CLOCK_MONOTONIC) - wall0) / NPCS;
+
+	t0 = now_us(CLOCK_THREAD_CPUTIME_ID);
+	for (int round = 0; round < 100; round++) {
+		for (size_t i = 0; i < NPCS; i++)
+			ws_symbols_lookup(symbols, pcs[i], false);
+	}
+	double warm_us = (now_us(CLOCK_THREAD_CPUTIME_ID) - t0) /
+			 (100.0 * NPCS);
+
+	/* For comparison: the symbol table scan alone. */
+	enum { NSCAN = 100 };
+	t0 = now_us(CLOCK_THREAD_CPUTIME_ID);
+	for (size_t i = 0; i < NSCAN; i++) {
+		GElf_Off offset;
+		GElf_Sym sym;
+		dwfl_module_addrinfo(libc, pcs[i * NPCS / NSCAN], &offset, &sym,
+				     NULL, NULL, NULL);
+	}
+	double addrinfo_us = (now_us(CLOCK_THREAD_CPUTIME_ID) - t0) / NSCAN;
+
+	fprintf(stderr,
+		"symbols: libc lookup cost: first %.0f us wall (opens the "
+		"debug file); then per lookup over %d pcs: cold %.1f us CPU "
+		"(%.1f us wall), warm %.3f us CPU; %zu named, %zu with "
+		"inlined frames, %zu frames; dwfl_module_addrinfo alone "
+		"%.1f us CPU\n",
+		first_us, NPCS, cold_us, cold_wall_us, warm_us, named,
+		inlined, frames, addrinfo_us);
+	cr_expect_gt(named, NPCS * 9 / 10);
+	free(pcs);
+	ws_symbols_destroy(symbols);
+}
