@@ -1,0 +1,600 @@
+/*
+ * e2e_util: process, file and JSON helpers shared by the end-to-end tests.
+ * Owns the per-test registry of spawned processes, allocations and temporary
+ * directories that e2e_cleanup() releases (each Criterion test runs in its
+ * own worker process, so the registry is per test). See e2e_util.h.
+ */
+#include "e2e_util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+enum { MAX_TRACKED = 256 };
+
+static pid_t tracked_pids[MAX_TRACKED];
+static int tracked_pid_count;
+static void *tracked_allocs[MAX_TRACKED];
+static int tracked_alloc_count;
+static cJSON *tracked_json[MAX_TRACKED];
+static int tracked_json_count;
+static char *tracked_dirs[MAX_TRACKED];
+static int tracked_dir_count;
+
+static void *track_alloc(void *ptr)
+{
+	cr_assert_not_null(ptr, "out of memory");
+	cr_assert_lt(tracked_alloc_count, MAX_TRACKED, "too many allocations");
+	tracked_allocs[tracked_alloc_count++] = ptr;
+	return ptr;
+}
+
+static void track_pid(pid_t pid)
+{
+	cr_assert_lt(tracked_pid_count, MAX_TRACKED, "too many processes");
+	tracked_pids[tracked_pid_count++] = pid;
+}
+
+static void untrack_pid(pid_t pid)
+{
+	for (int i = 0; i < tracked_pid_count; i++) {
+		if (tracked_pids[i] == pid) {
+			tracked_pids[i] = tracked_pids[--tracked_pid_count];
+			return;
+		}
+	}
+}
+
+static bool is_tracked(pid_t pid)
+{
+	for (int i = 0; i < tracked_pid_count; i++)
+		if (tracked_pids[i] == pid)
+			return true;
+	return false;
+}
+
+const char *e2e_wallspy(void)
+{
+	return WS_BUILD_DIR "/wallspy";
+}
+
+const char *e2e_fixture(const char *name)
+{
+	char *path;
+
+	if (asprintf(&path, "%s/fixtures/%s", WS_BUILD_DIR, name) < 0)
+		path = NULL;
+	return track_alloc(path);
+}
+
+double e2e_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void e2e_sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+struct e2e_proc e2e_spawn(char *const argv[], const struct e2e_spawn_opts *opts)
+{
+	static const struct e2e_spawn_opts defaults;
+	int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 };
+	int exec_pipe[2];               /* carries errno if exec fails */
+	pid_t parent = getpid();
+	struct e2e_proc proc = { .pid = -1, .out_fd = -1, .err_fd = -1 };
+
+	if (!opts)
+		opts = &defaults;
+	if (opts->pipe_stdout)
+		cr_assert_eq(pipe2(out_pipe, O_CLOEXEC), 0, "pipe: %s",
+			     strerror(errno));
+	if (opts->pipe_stderr)
+		cr_assert_eq(pipe2(err_pipe, O_CLOEXEC), 0, "pipe: %s",
+			     strerror(errno));
+	cr_assert_eq(pipe2(exec_pipe, O_CLOEXEC), 0, "pipe: %s", strerror(errno));
+	/* Criterion's output must not be duplicated by the child. */
+	fflush(NULL);
+
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		/* Child: only async-signal-safe calls until exec. */
+		int devnull = open("/dev/null", O_RDONLY);
+		int exec_errno;
+
+		close(exec_pipe[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		if (devnull >= 0)
+			dup2(devnull, STDIN_FILENO);
+		if (out_pipe[1] >= 0)
+			dup2(out_pipe[1], STDOUT_FILENO);
+		if (err_pipe[1] >= 0)
+			dup2(err_pipe[1], STDERR_FILENO);
+		if (opts->cwd && chdir(opts->cwd) != 0) {
+			exec_errno = errno;
+			(void)!write(exec_pipe[1], &exec_errno, sizeof(exec_errno));
+			_exit(127);
+		}
+		/* Criterion may block signals in its workers: start clean. */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		execv(argv[0], argv);
+		exec_errno = errno;
+		(void)!write(exec_pipe[1], &exec_errno, sizeof(exec_errno));
+		_exit(127);
+	}
+	track_pid(pid);
+	close(exec_pipe[1]);
+	int exec_errno = 0;
+	ssize_t got;
+	while ((got = read(exec_pipe[0], &exec_errno, sizeof(exec_errno))) < 0 &&
+	       errno == EINTR)
+		;
+	close(exec_pipe[0]);
+	cr_assert_eq(got, 0, "cannot start %s: %s", argv[0], strerror(exec_errno));
+	proc.pid = pid;
+	if (out_pipe[1] >= 0) {
+		close(out_pipe[1]);
+		proc.out_fd = out_pipe[0];
+	}
+	if (err_pipe[1] >= 0) {
+		close(err_pipe[1]);
+		proc.err_fd = err_pipe[0];
+	}
+	return proc;
+}
+
+bool e2e_wait_line(int fd, const char *line, int timeout_ms)
+{
+	double deadline = e2e_now() + timeout_ms / 1000.0;
+	size_t want = strlen(line);
+	char buf[4096];
+	size_t len = 0;
+
+	for (;;) {
+		/* Check complete lines already buffered. */
+		size_t start = 0;
+
+		for (size_t i = 0; i < len; i++) {
+			if (buf[i] != '\n')
+				continue;
+			if (i - start == want && memcmp(buf + start, line, want) == 0)
+				return true;
+			start = i + 1;
+		}
+		memmove(buf, buf + start, len - start);
+		len -= start;
+		if (len == sizeof(buf))
+			len = 0;        /* an overlong line cannot be ours */
+
+		int left = (int)((deadline - e2e_now()) * 1000);
+		if (left <= 0)
+			return false;
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int ready = poll(&pfd, 1, left);
+		if (ready < 0 && errno == EINTR)
+			continue;
+		if (ready <= 0)
+			return false;
+		ssize_t n = read(fd, buf + len, sizeof(buf) - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		len += (size_t)n;
+	}
+}
+
+bool e2e_wait_timeout(pid_t pid, int timeout_ms, int *status)
+{
+	double deadline = e2e_now() + timeout_ms / 1000.0;
+
+	for (;;) {
+		pid_t got = waitpid(pid, status, WNOHANG);
+
+		if (got == pid) {
+			untrack_pid(pid);
+			return true;
+		}
+		if (got < 0 && errno != EINTR) {
+			untrack_pid(pid);
+			return false;
+		}
+		if (e2e_now() >= deadline)
+			return false;
+		e2e_sleep_ms(5);
+	}
+}
+
+void e2e_kill(pid_t pid)
+{
+	if (pid <= 0 || !is_tracked(pid))
+		return;
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	untrack_pid(pid);
+}
+
+struct growbuf {
+	char *data;
+	size_t len;
+	size_t cap;
+};
+
+static void growbuf_add(struct growbuf *b, const char *bytes, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+
+		while (b->len + n + 1 > cap)
+			cap *= 2;
+		b->data = realloc(b->data, cap);
+		cr_assert_not_null(b->data, "out of memory");
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, bytes, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+/* Reads what is available from *fd into b; closes it and sets -1 at EOF. */
+static void drain(int *fd, struct growbuf *b)
+{
+	char chunk[8192];
+
+	for (;;) {
+		ssize_t n = read(*fd, chunk, sizeof(chunk));
+
+		if (n > 0) {
+			growbuf_add(b, chunk, (size_t)n);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0) {
+			close(*fd);
+			*fd = -1;
+		}
+		return;         /* EOF or EAGAIN */
+	}
+}
+
+void e2e_collect(struct e2e_proc *proc, int timeout_ms, int signal_to_send,
+		 int signal_after_ms, struct e2e_result *res)
+{
+	double start = e2e_now();
+	double deadline = start + timeout_ms / 1000.0;
+	double signal_at = start + signal_after_ms / 1000.0;
+	bool signalled = signal_to_send == 0;
+	struct growbuf out = { 0 }, err = { 0 };
+	bool exited = false;
+
+	memset(res, 0, sizeof(*res));
+	growbuf_add(&out, "", 0);
+	growbuf_add(&err, "", 0);
+	if (proc->out_fd >= 0)
+		fcntl(proc->out_fd, F_SETFL, O_NONBLOCK);
+	if (proc->err_fd >= 0)
+		fcntl(proc->err_fd, F_SETFL, O_NONBLOCK);
+
+	while (!exited) {
+		struct pollfd pfds[2];
+		int nfds = 0;
+
+		if (proc->out_fd >= 0)
+			pfds[nfds++] = (struct pollfd){ proc->out_fd, POLLIN, 0 };
+		if (proc->err_fd >= 0)
+			pfds[nfds++] = (struct pollfd){ proc->err_fd, POLLIN, 0 };
+		/* Short slices: the exit is noticed by waitpid, not by EOF,
+		 * since a detached grandchild may hold the pipes open. */
+		if (nfds > 0)
+			poll(pfds, nfds, 10);
+		else
+			e2e_sleep_ms(10);
+		if (proc->out_fd >= 0)
+			drain(&proc->out_fd, &out);
+		if (proc->err_fd >= 0)
+			drain(&proc->err_fd, &err);
+
+		if (!signalled && e2e_now() >= signal_at) {
+			kill(proc->pid, signal_to_send);
+			signalled = true;
+		}
+		pid_t got = waitpid(proc->pid, &res->status, WNOHANG);
+		if (got == proc->pid) {
+			exited = true;
+			untrack_pid(proc->pid);
+		} else if (e2e_now() >= deadline) {
+			res->timed_out = true;
+			e2e_kill(proc->pid);
+			break;
+		}
+	}
+	res->seconds = e2e_now() - start;
+	/* Whatever the process wrote before exiting is in the pipes now. */
+	if (proc->out_fd >= 0) {
+		drain(&proc->out_fd, &out);
+		if (proc->out_fd >= 0)
+			close(proc->out_fd);
+		proc->out_fd = -1;
+	}
+	if (proc->err_fd >= 0) {
+		drain(&proc->err_fd, &err);
+		if (proc->err_fd >= 0)
+			close(proc->err_fd);
+		proc->err_fd = -1;
+	}
+	res->out = track_alloc(out.data);
+	res->err = track_alloc(err.data);
+}
+
+void e2e_run(char *const argv[], const char *cwd, int timeout_ms,
+	     struct e2e_result *res)
+{
+	struct e2e_spawn_opts opts = {
+		.pipe_stdout = true, .pipe_stderr = true, .cwd = cwd,
+	};
+	double start = e2e_now();
+	struct e2e_proc proc = e2e_spawn(argv, &opts);
+
+	e2e_collect(&proc, timeout_ms, 0, 0, res);
+	res->seconds = e2e_now() - start;
+}
+
+int e2e_exit_code(const struct e2e_result *res)
+{
+	if (res->timed_out || !WIFEXITED(res->status))
+		return -1;
+	return WEXITSTATUS(res->status);
+}
+
+char e2e_proc_state(pid_t pid, pid_t tid)
+{
+	char path[64], buf[512];
+	FILE *f;
+
+	if (tid > 0)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* "PID (COMM) S ...": COMM may contain spaces and parentheses. */
+	char *close_paren = strrchr(buf, ')');
+	if (!close_paren || close_paren[1] != ' ')
+		return 0;
+	return close_paren[2];
+}
+
+int e2e_tids(pid_t pid, pid_t *tids, int max)
+{
+	char path[64];
+	DIR *dir;
+	struct dirent *ent;
+	int count = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((ent = readdir(dir)) && count < max) {
+		if (ent->d_name[0] >= '0' && ent->d_name[0] <= '9')
+			tids[count++] = atoi(ent->d_name);
+	}
+	closedir(dir);
+	return count;
+}
+
+bool e2e_running_not_stopped(pid_t pid, int checks, int interval_ms)
+{
+	for (int i = 0; i < checks; i++) {
+		pid_t tids[256];
+		int n = e2e_tids(pid, tids, 256);
+		char state = e2e_proc_state(pid, 0);
+
+		if (state == 0 || state == 'T' || state == 't' || state == 'Z' ||
+		    n == 0)
+			return false;
+		for (int j = 0; j < n; j++) {
+			char s = e2e_proc_state(pid, tids[j]);
+
+			if (s == 'T' || s == 't')
+				return false;
+		}
+		if (i + 1 < checks)
+			e2e_sleep_ms(interval_ms);
+	}
+	return true;
+}
+
+bool e2e_thread_comm(pid_t pid, pid_t tid, char *buf, size_t size)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	bool ok = fgets(buf, (int)size, f) != NULL;
+	fclose(f);
+	if (ok)
+		buf[strcspn(buf, "\n")] = '\0';
+	return ok;
+}
+
+char *e2e_read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	struct growbuf b = { 0 };
+	char chunk[65536];
+	size_t n;
+
+	if (!f)
+		return NULL;
+	growbuf_add(&b, "", 0);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		growbuf_add(&b, chunk, n);
+	fclose(f);
+	return track_alloc(b.data);
+}
+
+cJSON *e2e_parse_json(const char *text)
+{
+	cJSON *json = cJSON_Parse(text);
+
+	if (json) {
+		cr_assert_lt(tracked_json_count, MAX_TRACKED, "too many JSON trees");
+		tracked_json[tracked_json_count++] = json;
+	}
+	return json;
+}
+
+cJSON *e2e_load_json(const char *path)
+{
+	char *text = e2e_read_file(path);
+
+	return text ? e2e_parse_json(text) : NULL;
+}
+
+const char *e2e_tmpdir(void)
+{
+	char *dir = strdup("/tmp/wallspy-e2e-XXXXXX");
+
+	cr_assert_not_null(dir, "out of memory");
+	cr_assert_not_null(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+	cr_assert_lt(tracked_dir_count, MAX_TRACKED, "too many directories");
+	tracked_dirs[tracked_dir_count++] = dir;
+	return dir;
+}
+
+const char *e2e_path(const char *dir, const char *name)
+{
+	char *path;
+
+	if (asprintf(&path, "%s/%s", dir, name) < 0)
+		path = NULL;
+	return track_alloc(path);
+}
+
+int e2e_dir_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *ent;
+	int count = 0;
+
+	if (!d)
+		return -1;
+	while ((ent = readdir(d))) {
+		if (strcmp(ent->d_name, ".") != 0 && strcmp(ent->d_name, "..") != 0)
+			count++;
+	}
+	closedir(d);
+	return count;
+}
+
+const char *e2e_dir_list(const char *dir)
+{
+	struct dirent **names;
+	struct growbuf b = { 0 };
+	int n = scandir(dir, &names, NULL, alphasort);
+
+	growbuf_add(&b, "", 0);
+	for (int i = 0; i < n; i++) {
+		if (strcmp(names[i]->d_name, ".") != 0 &&
+		    strcmp(names[i]->d_name, "..") != 0) {
+			growbuf_add(&b, names[i]->d_name, strlen(names[i]->d_name));
+			growbuf_add(&b, "\n", 1);
+		}
+		free(names[i]);
+	}
+	if (n >= 0)
+		free(names);
+	return track_alloc(b.data);
+}
+
+bool e2e_exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+bool e2e_match(const char *text, const char *regex)
+{
+	regex_t re;
+
+	cr_assert_eq(regcomp(&re, regex, REG_EXTENDED | REG_NEWLINE | REG_NOSUB),
+		     0, "bad regex %s", regex);
+	bool matched = regexec(&re, text, 0, NULL, 0) == 0;
+	regfree(&re);
+	return matched;
+}
+
+bool e2e_is_one_error_line(const char *text)
+{
+	size_t len = strlen(text);
+
+	return strncmp(text, "wallspy: ", 9) == 0 && len > 10 &&
+	       strchr(text, '\n') == text + len - 1;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag,
+			struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+void e2e_cleanup(void)
+{
+	while (tracked_pid_count > 0)
+		e2e_kill(tracked_pids[tracked_pid_count - 1]);
+	for (int i = 0; i < tracked_json_count; i++)
+		cJSON_Delete(tracked_json[i]);
+	tracked_json_count = 0;
+	for (int i = 0; i < tracked_alloc_count; i++)
+		free(tracked_allocs[i]);
+	tracked_alloc_count = 0;
+	for (int i = 0; i < tracked_dir_count; i++) {
+		nftw(tracked_dirs[i], remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		free(tracked_dirs[i]);
+	}
+	tracked_dir_count = 0;
+}

@@ -1,0 +1,151 @@
+/*
+ * e2e_util: helpers for the end-to-end tests (test_e2e_*.c), which run the
+ * built wallspy binary against fixture programs: spawning with pipes and
+ * PR_SET_PDEATHSIG, running a command to completion with a timeout,
+ * waiting for a line, /proc state checks, JSON loading, temporary
+ * directories. Every process spawned here is remembered until reaped and
+ * every temporary directory until removed; e2e_cleanup() (use it as the
+ * Criterion .fini of every e2e test) kills leftovers by PID (SIGKILL +
+ * waitpid) and removes the directories, so a failed assertion leaks nothing.
+ * Processes are only ever signalled by PID, and only our own unreaped
+ * children (a zombie keeps its PID, so the PID cannot have been reused).
+ */
+#ifndef E2E_UTIL_H
+#define E2E_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <cJSON.h>
+
+/* Path of the wallspy binary (a constant) and of fixture NAME (a heap
+ * string freed by e2e_cleanup). */
+const char *e2e_wallspy(void);
+const char *e2e_fixture(const char *name);
+
+/* Options of e2e_spawn. */
+struct e2e_spawn_opts {
+	bool pipe_stdout;        /* else stdout is inherited */
+	bool pipe_stderr;        /* else stderr is inherited */
+	const char *cwd;         /* NULL: inherit */
+};
+
+/* A spawned process. out_fd/err_fd are read ends (-1 when not piped). */
+struct e2e_proc {
+	pid_t pid;
+	int out_fd;
+	int err_fd;
+};
+
+/* Forks and execs argv[0] (a path, no PATH search) with stdin from
+ * /dev/null and PR_SET_PDEATHSIG(SIGKILL), so the child dies with the test
+ * worker. Aborts the test on failure. The process is registered for
+ * e2e_cleanup until e2e_wait/e2e_wait_timeout reaps it. */
+struct e2e_proc e2e_spawn(char *const argv[], const struct e2e_spawn_opts *opts);
+
+/* Reads fd until a line equal to `line` (without newline) arrives. Returns
+ * false on EOF, error or after timeout_ms. Bytes after the line may be
+ * consumed and lost. */
+bool e2e_wait_line(int fd, const char *line, int timeout_ms);
+
+/* Waits up to timeout_ms for pid to end and reaps it. Returns true and sets
+ * *status when it ended; false on timeout (the process is left running). */
+bool e2e_wait_timeout(pid_t pid, int timeout_ms, int *status);
+
+/* SIGKILL + waitpid of a registered child; no-op when already reaped. */
+void e2e_kill(pid_t pid);
+
+/* Result of e2e_run. */
+struct e2e_result {
+	int status;              /* waitpid status; valid unless timed_out */
+	bool timed_out;          /* killed after the timeout */
+	char *out;               /* captured stdout, NUL-terminated */
+	char *err;               /* captured stderr, NUL-terminated */
+	double seconds;          /* wall time from fork to exit */
+};
+
+/* Runs argv to completion capturing stdout and stderr, killing it (SIGKILL
+ * by PID) after timeout_ms. Output written by grandchildren that outlive
+ * the process (a target wallspy detached from) is captured only up to the
+ * process's exit. cwd may be NULL. The buffers are freed by e2e_cleanup. */
+void e2e_run(char *const argv[], const char *cwd, int timeout_ms,
+	     struct e2e_result *res);
+
+/* Like e2e_run for an already spawned process with piped stdout/stderr:
+ * captures until it exits or timeout_ms, optionally sending `signal_to_send`
+ * (0: none) after signal_after_ms. */
+void e2e_collect(struct e2e_proc *proc, int timeout_ms, int signal_to_send,
+		 int signal_after_ms, struct e2e_result *res);
+
+/* Exit code of a normal exit, or -1 (killed, timed out). */
+int e2e_exit_code(const struct e2e_result *res);
+
+/* State letter of /proc/PID/stat (or /proc/PID/task/TID/stat when tid > 0):
+ * 'R', 'S', 'T', 't', 'Z', ...; 0 when it cannot be read. */
+char e2e_proc_state(pid_t pid, pid_t tid);
+
+/* True when pid and all its threads are neither stopped ('T') nor
+ * trace-stopped ('t'), checked `checks` times spaced by interval_ms. */
+bool e2e_running_not_stopped(pid_t pid, int checks, int interval_ms);
+
+/* Thread ids of pid from /proc/PID/task; returns the count (at most max). */
+int e2e_tids(pid_t pid, pid_t *tids, int max);
+
+/* Contents of /proc/PID/task/TID/comm without the newline, into buf. */
+bool e2e_thread_comm(pid_t pid, pid_t tid, char *buf, size_t size);
+
+/* Reads and parses a JSON file; NULL when missing or invalid. The tree is
+ * freed by e2e_cleanup. */
+cJSON *e2e_load_json(const char *path);
+/* Parses a string; NULL when invalid. Freed by e2e_cleanup. */
+cJSON *e2e_parse_json(const char *text);
+
+/* Reads a whole file (NUL-terminated, freed by e2e_cleanup); NULL if absent. */
+char *e2e_read_file(const char *path);
+
+/* Creates a fresh temporary directory (removed with its contents by
+ * e2e_cleanup) and returns its path. */
+const char *e2e_tmpdir(void);
+
+/* "DIR/NAME" as a heap string freed by e2e_cleanup. */
+const char *e2e_path(const char *dir, const char *name);
+
+/* Number of entries in dir other than . and ..; -1 if it cannot be read. */
+int e2e_dir_entries(const char *dir);
+
+/* Names of dir's entries (not . and ..), sorted, one per line; freed by
+ * e2e_cleanup. */
+const char *e2e_dir_list(const char *dir);
+
+/* True when path exists. */
+bool e2e_exists(const char *path);
+
+/* Monotonic time in seconds. */
+double e2e_now(void);
+
+/* Sleeps ms milliseconds. */
+void e2e_sleep_ms(int ms);
+
+/* POSIX extended regex match of text (REG_NEWLINE: ^ and $ match at line
+ * boundaries). */
+bool e2e_match(const char *text, const char *regex);
+
+/* True when text is exactly one line "wallspy: ...\n" (the contract's
+ * error format). */
+bool e2e_is_one_error_line(const char *text);
+
+/* Kills every registered process, frees every registered allocation and
+ * removes every temporary directory. Use as .fini of each e2e test. */
+void e2e_cleanup(void);
+
+/* Makes the test binary run its tests one at a time (CRITERION_JOBS=1,
+ * unless the caller set it): for binaries whose tests measure wall time
+ * or CPU share. Put `E2E_SERIAL_TESTS();` at file scope. */
+#define E2E_SERIAL_TESTS()                                                  \
+	__attribute__((constructor)) static void e2e_serial_tests(void)     \
+	{                                                                   \
+		setenv("CRITERION_JOBS", "1", 0);                           \
+	}
+
+#endif

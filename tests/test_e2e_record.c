@@ -1,0 +1,530 @@
+/*
+ * End-to-end tests of `wallspy record` and `wallspy attach`: profiles of
+ * fixtures with known stacks (fixtures/threads_blocked.c's table,
+ * fixtures/thread_churn.c's result), checked for the speedscope and folded
+ * formats, per-thread wall-time weights, SIGINT/SIGTERM handling (detach,
+ * write, exit 0, target unharmed) and the status line. Tests here measure
+ * wall time and CPU shares, so they run one at a time.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "e2e_util.h"
+
+E2E_SERIAL_TESTS()
+
+/* Fixture threads of threads_blocked (names from its table) plus main. */
+static const char *const thread_names[] = {
+	"t_mutex", "t_cond", "t_pipe", "t_sleep", "t_poll", "t_spin",
+	"threads_blocked",
+};
+enum { THREAD_NAME_COUNT = sizeof(thread_names) / sizeof(thread_names[0]) };
+
+static const char *const inner_functions[] = {
+	"mutex_waiter_block", "cond_waiter_block", "pipe_reader_block",
+	"sleeper_block", "poller_block", "spinner_block",
+};
+
+/* --- speedscope checks --- */
+
+static bool is_integer(const cJSON *item)
+{
+	return cJSON_IsNumber(item) &&
+	       item->valuedouble == (double)(long)item->valuedouble;
+}
+
+/* Asserts the parts of the speedscope schema wallspy promises; returns the
+ * shared frames array. */
+static const cJSON *check_speedscope(const cJSON *root)
+{
+	const cJSON *shared = cJSON_GetObjectItem(root, "shared");
+	const cJSON *frames = cJSON_GetObjectItem(shared, "frames");
+	const cJSON *profiles = cJSON_GetObjectItem(root, "profiles");
+	const cJSON *frame, *profile;
+	const char *exporter = cJSON_GetStringValue(cJSON_GetObjectItem(root, "exporter"));
+
+	cr_assert(cJSON_IsObject(root), "profile is not a JSON object");
+	cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(root, "$schema")),
+			 "https://www.speedscope.app/file-format-schema.json");
+	cr_assert(exporter && strcmp(exporter, "wallspy@" WS_VERSION) == 0,
+		  "exporter \"%s\"", exporter ? exporter : "(none)");
+	cr_assert(cJSON_IsArray(frames), "shared.frames is not an array");
+	cr_assert(cJSON_IsArray(profiles), "profiles is not an array");
+	cr_assert_gt(cJSON_GetArraySize(profiles), 0, "no profiles");
+
+	int nframes = cJSON_GetArraySize(frames);
+	cJSON_ArrayForEach(frame, frames) {
+		const cJSON *file = cJSON_GetObjectItem(frame, "file");
+		const cJSON *line = cJSON_GetObjectItem(frame, "line");
+
+		cr_assert(cJSON_IsString(cJSON_GetObjectItem(frame, "name")),
+			  "frame without a name");
+		cr_assert(!file || cJSON_IsString(file), "frame file not a string");
+		cr_assert(!line || is_integer(line), "frame line not an integer");
+	}
+
+	cJSON_ArrayForEach(profile, profiles) {
+		const cJSON *samples = cJSON_GetObjectItem(profile, "samples");
+		const cJSON *weights = cJSON_GetObjectItem(profile, "weights");
+		const cJSON *sample, *weight;
+
+		cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(profile, "type")),
+				 "sampled");
+		cr_assert(cJSON_IsString(cJSON_GetObjectItem(profile, "name")));
+		cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(profile, "unit")),
+				 "seconds");
+		cr_assert(cJSON_IsNumber(cJSON_GetObjectItem(profile, "startValue")));
+		cr_assert(cJSON_IsNumber(cJSON_GetObjectItem(profile, "endValue")));
+		cr_assert_geq(cJSON_GetObjectItem(profile, "endValue")->valuedouble,
+			      cJSON_GetObjectItem(profile, "startValue")->valuedouble);
+		cr_assert(cJSON_IsArray(samples) && cJSON_IsArray(weights));
+		cr_assert_eq(cJSON_GetArraySize(samples), cJSON_GetArraySize(weights),
+			     "%d samples, %d weights", cJSON_GetArraySize(samples),
+			     cJSON_GetArraySize(weights));
+		cJSON_ArrayForEach(sample, samples) {
+			const cJSON *index;
+
+			cr_assert(cJSON_IsArray(sample), "a sample is not an array");
+			cr_assert_gt(cJSON_GetArraySize(sample), 0, "empty sample");
+			cJSON_ArrayForEach(index, sample) {
+				cr_assert(is_integer(index), "frame index not an integer");
+				cr_assert(index->valuedouble >= 0 &&
+					  index->valuedouble < nframes,
+					  "frame index %g out of [0, %d)",
+					  index->valuedouble, nframes);
+			}
+		}
+		cJSON_ArrayForEach(weight, weights)
+			cr_assert(cJSON_IsNumber(weight) && weight->valuedouble > 0,
+				  "bad weight");
+	}
+	return frames;
+}
+
+static const char *frame_name(const cJSON *frames, const cJSON *index)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItem(
+		cJSON_GetArrayItem(frames, (int)index->valuedouble), "name"));
+}
+
+/* A frame name denotes function fn: equal, or fn followed by a non-name
+ * character (a writer may append " (file:line)" or the like). */
+static bool names_function(const char *name, const char *fn)
+{
+	size_t n = strlen(fn);
+
+	if (!name || strncmp(name, fn, n) != 0)
+		return false;
+	return name[n] == '\0' || name[n] == ' ' || name[n] == '@' ||
+	       name[n] == '(' || name[n] == ':';
+}
+
+/* The profile named `thread TID "NAME"`, or NULL. */
+static const cJSON *thread_profile(const cJSON *root, const char *thread)
+{
+	const cJSON *profile;
+	char pattern[128];
+
+	snprintf(pattern, sizeof(pattern), "^thread [0-9]+ \"%s\"$", thread);
+	cJSON_ArrayForEach(profile, cJSON_GetObjectItem(root, "profiles")) {
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(profile, "name"));
+
+		if (name && e2e_match(name, pattern))
+			return profile;
+	}
+	return NULL;
+}
+
+static double total_weight(const cJSON *profile)
+{
+	const cJSON *weight;
+	double total = 0;
+
+	cJSON_ArrayForEach(weight, cJSON_GetObjectItem(profile, "weights"))
+		total += weight->valuedouble;
+	return total;
+}
+
+/* The leaf (last, since samples are root first) frame of sample i. */
+static const char *leaf_name(const cJSON *frames, const cJSON *sample, int depth_from_leaf)
+{
+	int n = cJSON_GetArraySize(sample);
+
+	if (depth_from_leaf >= n)
+		return NULL;
+	return frame_name(frames, cJSON_GetArrayItem(sample, n - 1 - depth_from_leaf));
+}
+
+/* Index (root first) of the first frame naming fn in the sample, or -1. */
+static int sample_find(const cJSON *frames, const cJSON *sample, const char *fn)
+{
+	for (int i = 0; i < cJSON_GetArraySize(sample); i++)
+		if (names_function(frame_name(frames, cJSON_GetArrayItem(sample, i)), fn))
+			return i;
+	return -1;
+}
+
+static bool is_state_leaf(const char *name)
+{
+	return name && (strcmp(name, "[running]") == 0 ||
+			e2e_match(name, "^\\[waiting: [a-z0-9_]+\\]$"));
+}
+
+/* The checks a --group-by thread profile of threads_blocked must pass,
+ * `wall` being the wall time measured around the wallspy command. */
+static void check_threads_blocked_profile(const cJSON *root, double wall)
+{
+	const cJSON *frames = check_speedscope(root);
+	const cJSON *sample;
+	int i;
+
+	/* Every thread lived the whole run: its weights add up to it. */
+	for (int t = 0; t < THREAD_NAME_COUNT; t++) {
+		const cJSON *profile = thread_profile(root, thread_names[t]);
+
+		cr_assert_not_null(profile, "no profile for thread \"%s\"",
+				   thread_names[t]);
+		double total = total_weight(profile);
+		cr_assert(fabs(total - wall) <= 0.10 * wall,
+			  "thread %s: total weight %.3f s, wall time %.3f s",
+			  thread_names[t], total, wall);
+		/* Leaves are states. */
+		cJSON_ArrayForEach(sample, cJSON_GetObjectItem(profile, "samples")) {
+			const char *leaf = leaf_name(frames, sample, 0);
+
+			cr_assert(is_state_leaf(leaf), "thread %s: leaf frame \"%s\"",
+				  thread_names[t], leaf ? leaf : "(null)");
+		}
+	}
+
+	/* t_spin: spinner_block just above [running] for >= 80 % of the
+	 * weight (the thread never leaves that loop once started). */
+	const cJSON *spin = thread_profile(root, "t_spin");
+	double spin_total = 0, spin_in_block = 0;
+	i = 0;
+	cJSON_ArrayForEach(sample, cJSON_GetObjectItem(spin, "samples")) {
+		double w = cJSON_GetArrayItem(cJSON_GetObjectItem(spin, "weights"), i++)
+				   ->valuedouble;
+
+		spin_total += w;
+		if (strcmp(leaf_name(frames, sample, 0), "[running]") == 0 &&
+		    names_function(leaf_name(frames, sample, 1), "spinner_block"))
+			spin_in_block += w;
+	}
+	cr_assert_geq(spin_in_block, 0.80 * spin_total,
+		      "t_spin: %.3f of %.3f s in spinner_block [running]",
+		      spin_in_block, spin_total);
+
+	/* t_mutex: [waiting: futex] with mutex_waiter_outer above (root
+	 * first: before) mutex_waiter_block, for nearly all the weight (the
+	 * first ticks may come before the thread blocked). */
+	const cJSON *mutex = thread_profile(root, "t_mutex");
+	double mutex_total = 0, mutex_blocked = 0;
+	i = 0;
+	cJSON_ArrayForEach(sample, cJSON_GetObjectItem(mutex, "samples")) {
+		double w = cJSON_GetArrayItem(cJSON_GetObjectItem(mutex, "weights"), i++)
+				   ->valuedouble;
+		int outer = sample_find(frames, sample, "mutex_waiter_outer");
+		int inner = sample_find(frames, sample, "mutex_waiter_block");
+
+		mutex_total += w;
+		if (strcmp(leaf_name(frames, sample, 0), "[waiting: futex]") == 0 &&
+		    outer >= 0 && inner == outer + 1)
+			mutex_blocked += w;
+	}
+	cr_assert_geq(mutex_blocked, 0.90 * mutex_total,
+		      "t_mutex: %.3f of %.3f s in [waiting: futex] under "
+		      "mutex_waiter_outer;mutex_waiter_block",
+		      mutex_blocked, mutex_total);
+}
+
+static const char *const *record_argv_threads_blocked(const char *out,
+						       const char *seconds)
+{
+	static const char *argv[16];
+	int n = 0;
+
+	argv[n++] = e2e_wallspy();
+	argv[n++] = "record";
+	argv[n++] = "-o";
+	argv[n++] = out;
+	argv[n++] = "--group-by";
+	argv[n++] = "thread";
+	argv[n++] = "--";
+	argv[n++] = e2e_fixture("threads_blocked");
+	argv[n++] = seconds;
+	argv[n] = NULL;
+	return argv;
+}
+
+static void check_success(const struct e2e_result *res, const char *target_phrase)
+{
+	cr_assert(!res->timed_out, "wallspy timed out; stderr: %s", res->err);
+	cr_assert_eq(e2e_exit_code(res), 0, "wallspy: status 0x%x, stderr: %s",
+		     res->status, res->err);
+	cr_assert(strstr(res->err, target_phrase),
+		  "stderr lacks \"%s\": %s", target_phrase, res->err);
+}
+
+Test(e2e_record, record_group_by_thread, .timeout = 60, .fini = e2e_cleanup)
+{
+	const char *dir = e2e_tmpdir();
+	const char *out = e2e_path(dir, "out.json");
+	struct e2e_result res;
+
+	e2e_run((char *const *)record_argv_threads_blocked(out, "2"), dir, 30000, &res);
+	check_success(&res, "target exited with status 0");
+	cr_assert(strstr(res.out, "ready\n"), "the target's stdout did not come "
+		  "through: %s", res.out);
+
+	cJSON *root = e2e_load_json(out);
+	cr_assert_not_null(root, "%s missing or not JSON", out);
+	check_threads_blocked_profile(root, res.seconds);
+	/* Only the output file: no temporary left behind. */
+	cr_assert_eq(e2e_dir_entries(dir), 1);
+}
+
+/* Default group (all): one merged profile holding every thread's stacks. */
+Test(e2e_record, record_group_all, .timeout = 60, .fini = e2e_cleanup)
+{
+	const char *dir = e2e_tmpdir();
+	const char *out = e2e_path(dir, "out.json");
+	char *argv[] = { (char *)e2e_wallspy(), "record", "-q", "-o", (char *)out,
+			 "--", (char *)e2e_fixture("threads_blocked"), "1", NULL };
+	struct e2e_result res;
+
+	e2e_run(argv, dir, 30000, &res);
+	cr_assert_eq(e2e_exit_code(&res), 0, "stderr: %s", res.err);
+	/* -q drops the summary (warnings may remain). */
+	cr_assert(!strstr(res.err, "target exited"), "-q yet a summary: %s", res.err);
+	cJSON *root = e2e_load_json(out);
+	cr_assert_not_null(root);
+	const cJSON *frames = check_speedscope(root);
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(root, "profiles")), 1);
+
+	const cJSON *profile = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "profiles"), 0);
+	for (size_t f = 0; f < sizeof(inner_functions) / sizeof(inner_functions[0]); f++) {
+		const cJSON *sample;
+		bool seen = false;
+
+		cJSON_ArrayForEach(sample, cJSON_GetObjectItem(profile, "samples"))
+			seen |= sample_find(frames, sample, inner_functions[f]) >= 0;
+		cr_assert(seen, "no sample in %s", inner_functions[f]);
+	}
+	/* Seven threads for about the whole run. */
+	double total = total_weight(profile);
+	cr_assert(fabs(total - 7 * res.seconds) <= 0.15 * 7 * res.seconds,
+		  "total weight %.3f s for 7 threads over %.3f s", total, res.seconds);
+}
+
+/* Without -o: wallspy-<pid>.speedscope.json, or .folded, in the cwd. */
+Test(e2e_record, default_output_names, .timeout = 60, .fini = e2e_cleanup)
+{
+	static const char *const formats[] = { "speedscope", "folded" };
+	static const char *const names[] = {
+		"^wallspy-[0-9]+\\.speedscope\\.json$", "^wallspy-[0-9]+\\.folded$",
+	};
+
+	for (int f = 0; f < 2; f++) {
+		const char *dir = e2e_tmpdir();
+		char *argv[] = { (char *)e2e_wallspy(), "record", "-q", "-f",
+				 (char *)formats[f], "--",
+				 (char *)e2e_fixture("threads_blocked"), "0.5", NULL };
+		struct e2e_result res;
+
+		e2e_run(argv, dir, 30000, &res);
+		cr_assert_eq(e2e_exit_code(&res), 0, "stderr: %s", res.err);
+		const char *listing = e2e_dir_list(dir);
+		cr_assert_eq(e2e_dir_entries(dir), 1, "files: %s", listing);
+		cr_assert(e2e_match(listing, names[f]), "-f %s wrote %s", formats[f],
+			  listing);
+	}
+}
+
+Test(e2e_record, folded, .timeout = 60, .fini = e2e_cleanup)
+{
+	const char *dir = e2e_tmpdir();
+	const char *out = e2e_path(dir, "out.folded");
+	char *argv[] = { (char *)e2e_wallspy(), "record", "-f", "folded", "-o",
+			 (char *)out, "--", (char *)e2e_fixture("threads_blocked"),
+			 "1", NULL };
+	struct e2e_result res;
+	bool spinner = false, mutex_chain = false;
+	int lines = 0;
+
+	e2e_run(argv, dir, 30000, &res);
+	check_success(&res, "target exited with status 0");
+	char *text = e2e_read_file(out);
+	cr_assert_not_null(text, "no %s", out);
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		lines++;
+		cr_assert(e2e_match(line, "^[^ ].* [0-9]+$"), "bad folded line: %s",
+			  line);
+		spinner |= strstr(line, ";spinner_block;") != NULL;
+		/* Root first: the caller precedes the callee. */
+		mutex_chain |= strstr(line, ";mutex_waiter_outer;mutex_waiter_block;") != NULL;
+	}
+	cr_assert_gt(lines, 0, "empty folded output");
+	cr_assert(spinner, "no ;spinner_block; in the folded output");
+	cr_assert(mutex_chain, "no ;mutex_waiter_outer;mutex_waiter_block; in "
+		  "the folded output");
+}
+
+/* Starts threads_blocked (it lives 60 s unless stopped) and waits for
+ * "ready". */
+static pid_t start_threads_blocked(void)
+{
+	char *argv[] = { (char *)e2e_fixture("threads_blocked"), "60", NULL };
+	struct e2e_spawn_opts opts = { .pipe_stdout = true };
+	struct e2e_proc proc = e2e_spawn(argv, &opts);
+
+	cr_assert(e2e_wait_line(proc.out_fd, "ready", 10000),
+		  "threads_blocked did not print ready");
+	close(proc.out_fd);
+	return proc.pid;
+}
+
+/* The target is running, not stopped, and exits 0 on SIGTERM. */
+static void check_target_healthy_then_stop(pid_t pid)
+{
+	int status;
+
+	cr_assert(e2e_running_not_stopped(pid, 5, 50),
+		  "target %d stopped or gone after wallspy finished", pid);
+	cr_assert_eq(kill(pid, SIGTERM), 0);
+	cr_assert(e2e_wait_timeout(pid, 5000, &status),
+		  "target did not exit on SIGTERM");
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "target ended with status 0x%x, expected exit 0", status);
+}
+
+Test(e2e_record, attach_duration, .timeout = 60, .fini = e2e_cleanup)
+{
+	pid_t pid = start_threads_blocked();
+	const char *dir = e2e_tmpdir();
+	const char *out = e2e_path(dir, "out.json");
+	char pid_text[32];
+	struct e2e_result res;
+
+	snprintf(pid_text, sizeof(pid_text), "%d", pid);
+	char *argv[] = { (char *)e2e_wallspy(), "attach", "-d", "1.5", "-o",
+			 (char *)out, "--group-by", "thread", pid_text, NULL };
+	e2e_run(argv, dir, 30000, &res);
+	check_success(&res, "target still running");
+	cr_assert_geq(res.seconds, 1.5, "returned after %.3f s", res.seconds);
+
+	cJSON *root = e2e_load_json(out);
+	cr_assert_not_null(root, "%s missing or not JSON", out);
+	check_threads_blocked_profile(root, res.seconds);
+	check_target_healthy_then_stop(pid);
+}
+
+/* attach without -d, stopped by `sig` after ~1 s. */
+static void check_stop_signal(int sig)
+{
+	pid_t pid = start_threads_blocked();
+	const char *dir = e2e_tmpdir();
+	const char *out = e2e_path(dir, "out.json");
+	char pid_text[32];
+	struct e2e_result res;
+
+	snprintf(pid_text, sizeof(pid_text), "%d", pid);
+	char *argv[] = { (char *)e2e_wallspy(), "attach", "-o", (char *)out,
+			 pid_text, NULL };
+	struct e2e_spawn_opts opts = { .pipe_stdout = true, .pipe_stderr = true,
+				       .cwd = dir };
+	struct e2e_proc wallspy = e2e_spawn(argv, &opts);
+	e2e_collect(&wallspy, 30000, sig, 1000, &res);
+	check_success(&res, "target still running");
+
+	cJSON *root = e2e_load_json(out);
+	cr_assert_not_null(root, "%s missing or not JSON", out);
+	check_speedscope(root);
+	cr_assert_eq(e2e_dir_entries(dir), 1, "temporary files left behind");
+	check_target_healthy_then_stop(pid);
+}
+
+Test(e2e_record, sigint_detaches, .timeout = 60, .fini = e2e_cleanup)
+{
+	check_stop_signal(SIGINT);
+}
+
+Test(e2e_record, sigterm_detaches, .timeout = 60, .fini = e2e_cleanup)
+{
+	check_stop_signal(SIGTERM);
+}
+
+/* The target dies of a signal while attached: the profile is still
+ * written and the status line says how the target ended. */
+Test(e2e_record, target_killed, .timeout = 60, .fini = e2e_cleanup)
+{
+	pid_t pid = start_threads_blocked();
+	const char *dir = e2e_tmpdir();
+	const char *out = e2e_path(dir, "out.json");
+	char pid_text[32];
+	struct e2e_result res;
+	int status;
+
+	snprintf(pid_text, sizeof(pid_text), "%d", pid);
+	char *argv[] = { (char *)e2e_wallspy(), "attach", "-o", (char *)out,
+			 pid_text, NULL };
+	struct e2e_spawn_opts opts = { .pipe_stdout = true, .pipe_stderr = true,
+				       .cwd = dir };
+	struct e2e_proc wallspy = e2e_spawn(argv, &opts);
+	e2e_sleep_ms(1000);
+	cr_assert_eq(kill(pid, SIGKILL), 0);
+	e2e_collect(&wallspy, 30000, 0, 0, &res);
+	check_success(&res, "target killed by signal 9");
+	cr_assert(e2e_wait_timeout(pid, 5000, &status));
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	cr_assert_not_null(e2e_load_json(out), "%s missing or not JSON", out);
+}
+
+/* fixtures/thread_churn.c's result, computed independently. */
+static uint64_t churn_sum(uint64_t count)
+{
+	uint64_t sum = 0;
+
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t x = i * UINT64_C(0x9E3779B97F4A7C15) + 1;
+
+		for (int round = 0; round < 1000; round++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+		}
+		sum += x;
+	}
+	return sum;
+}
+
+/* Thousands of short-lived threads under a fast sampler: the target's
+ * work and output are unchanged, and it exits normally. */
+Test(e2e_record, thread_churn, .timeout = 60, .fini = e2e_cleanup)
+{
+	const char *dir = e2e_tmpdir();
+	const char *out = e2e_path(dir, "out.json");
+	char *argv[] = { (char *)e2e_wallspy(), "record", "-r", "500", "-o",
+			 (char *)out, "--", (char *)e2e_fixture("thread_churn"),
+			 "3000", NULL };
+	struct e2e_result res;
+	char expected[128];
+
+	snprintf(expected, sizeof(expected), "churn done 3000 sum=%" PRIu64 "\n",
+		 churn_sum(3000));
+	e2e_run(argv, dir, 50000, &res);
+	check_success(&res, "target exited with status 0");
+	cr_assert_str_eq(res.out, expected, "the target printed \"%s\"", res.out);
+	cJSON *root = e2e_load_json(out);
+	cr_assert_not_null(root, "%s missing or not JSON", out);
+	check_speedscope(root);
+}
