@@ -286,8 +286,6 @@ int ws_cli_report(struct ws_error *err)
 	fprintf(stderr, "wallspy: %s\n", err->message);
 	if (err->kind == WS_ERR_PERMISSION)
 		fprintf(stderr, "wallspy: %s\n", ws_error_permission_hint());
-	if (err->kind == WS_ERR_USAGE)
-		fprintf(stderr, "wallspy: see 'wallspy --help'\n");
 	ws_error_destroy(err);
 	return code;
 }

@@ -76,7 +76,6 @@ static struct ws_error *sample_loop(struct recording *r)
 	uint64_t end = o->duration > 0
 			       ? start + (uint64_t)(o->duration * 1e9)
 			       : UINT64_MAX;
-	double weight = 1.0 / o->rate;
 	uint64_t k = 1;
 
 	for (;;) {
@@ -98,8 +97,12 @@ static struct ws_error *sample_loop(struct recording *r)
 		uint64_t now = ws_now_ns();
 		if (now >= end)
 			return NULL;
+		/* A sample stands for the time since the previous one: when
+		 * ticks were missed (wallspy was late), it carries theirs too,
+		 * so every task's total stays its wall time. */
+		uint64_t missed = 0;
 		if (now > next + interval) {
-			uint64_t missed = (now - next) / interval;
+			missed = (now - next) / interval;
 			r->status.missed_ticks += missed;
 			k += missed;
 			if (!r->warned_late) {
@@ -118,7 +121,7 @@ static struct ws_error *sample_loop(struct recording *r)
 		if (tick->ntasks == 0)
 			continue; /* the target exited during the tick */
 		ws_status_tick(&r->status, tick->pause_ns, tick->ntasks);
-		err = add_tick(r, tick, weight);
+		err = add_tick(r, tick, (double)(1 + missed) / o->rate);
 		if (err)
 			return err;
 		ws_status_draw(&r->status, ws_now_ns());

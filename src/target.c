@@ -162,8 +162,15 @@ void ws_target_block_signals(void)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 }
 
+static int deferred_signal;
+
 int ws_target_take_signal(void)
 {
+	if (deferred_signal) {
+		int sig = deferred_signal;
+		deferred_signal = 0;
+		return sig;
+	}
 	sigset_t set = wallspy_signals(false);
 	struct timespec zero = {0, 0};
 	int sig = sigtimedwait(&set, NULL, &zero);
@@ -306,7 +313,14 @@ static void drain_events(struct ws_target *t, bool stopping)
 	}
 }
 
-static bool wait_sigchld_until(uint64_t deadline_ns, int *other_signal)
+/* A terminating signal for wallspy taken off the queue while waiting for
+ * SIGCHLD (inside a tick, or while detaching): kept until
+ * ws_target_wait_events or ws_target_take_signal hands it out, so Ctrl-C is
+ * never lost. (Declared above ws_target_take_signal.) */
+
+/* Waits for SIGCHLD until the deadline; false when the deadline passed.
+ * Other signals of the set are deferred. */
+static bool wait_sigchld_until(uint64_t deadline_ns)
 {
 	uint64_t now = ws_now_ns();
 	if (now >= deadline_ns)
@@ -318,9 +332,8 @@ static bool wait_sigchld_until(uint64_t deadline_ns, int *other_signal)
 	};
 	sigset_t set = wallspy_signals(true);
 	int sig = sigtimedwait(&set, NULL, &ts);
-	if (sig > 0 && sig != SIGCHLD && other_signal) {
-		*other_signal = sig;
-	}
+	if (sig > 0 && sig != SIGCHLD && !deferred_signal)
+		deferred_signal = sig;
 	return true;
 }
 
@@ -333,15 +346,15 @@ int ws_target_wait_events(struct ws_target *t, uint64_t deadline_ns)
 {
 	for (;;) {
 		drain_events(t, false);
-		if (t->exited)
-			return 0;
-		int sig = 0;
-		if (!wait_sigchld_until(deadline_ns, &sig))
-			return 0;
-		if (sig) {
-			drain_events(t, false);
+		if (deferred_signal) {
+			int sig = deferred_signal;
+			deferred_signal = 0;
 			return sig;
 		}
+		if (t->exited)
+			return 0;
+		if (!wait_sigchld_until(deadline_ns))
+			return 0;
 	}
 }
 
@@ -358,10 +371,9 @@ struct ws_error *ws_target_stop_all(struct ws_target *t, long timeout_ns,
 		struct ws_thread *th = &t->threads[i];
 		th->regs_valid = false;
 		if (th->run == WS_THREAD_RUNNING && !th->interrupt_sent) {
+			/* ESRCH: exiting; its exit status will tell. */
 			if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0)
 				th->interrupt_sent = true;
-			else if (errno == ESRCH)
-				; /* exiting: its exit status will tell */
 		}
 	}
 
@@ -380,7 +392,7 @@ struct ws_error *ws_target_stop_all(struct ws_target *t, long timeout_ns,
 		}
 		if (!waiting)
 			break;
-		if (!wait_sigchld_until(deadline, NULL)) {
+		if (!wait_sigchld_until(deadline)) {
 			t->stop_timeouts++;
 			break;
 		}
@@ -529,7 +541,7 @@ struct ws_error *ws_target_launch(char *const argv[], struct ws_target **ret)
 	close(go[0]);
 	close(fail[1]);
 
-	struct ws_target *t;
+	struct ws_target *t = NULL;
 	struct ws_error *err = target_new(pid, &t);
 	if (!err && ptrace(PTRACE_SEIZE, pid, 0, (void *)seize_options) != 0)
 		err = ws_error_from_errno(errno, WS_ERR_OTHER,
@@ -617,7 +629,7 @@ void ws_target_detach(struct ws_target *t)
 			}
 			continue;
 		}
-		if (!wait_sigchld_until(deadline, NULL))
+		if (!wait_sigchld_until(deadline))
 			break;
 	}
 	/* If any thread never stopped, ptrace still holds it; the kernel
