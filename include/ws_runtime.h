@@ -48,6 +48,9 @@ struct ws_task {
 	/* The task's stack [lo, hi); 0, 0 when unknown. Bounds the snapshot
 	 * and stops unwinds that run off the task's stack. */
 	uint64_t stack_lo, stack_hi;
+	/* The task's entry function, 0 if unknown: shown as the stack of a
+	 * task that has not started yet. */
+	uint64_t entry_pc;
 };
 
 /* A growable list of tasks, reused across ticks. */
@@ -77,10 +80,17 @@ struct ws_runtime_ops {
 struct ws_runtime {
 	const struct ws_runtime_ops *ops;
 	void *state;
+	const char *name;          /* shown to users; NULL: ops->name */
+	/* The function every task's stack starts in (a trampoline, Go's
+	 * runtime.goexit): frames outside it belong to the scheduler and are
+	 * cut, so running and parked tasks share their root. NULL: none. */
+	const char *root_function;
 };
 
-/* Chooses and creates the adapter named `name` ("auto", "threads") for a
- * target. Errors: WS_ERR_USAGE for an unknown name. */
+/* Chooses and creates the adapter for a target: "threads"; a descriptor
+ * file (a name containing '/' or ending in ".json"); or "auto": a
+ * descriptor the target carries (ws_runtime_descriptor_find), else threads.
+ * Errors: WS_ERR_USAGE for an unknown name, descriptor errors. */
 struct ws_error *ws_runtime_create(const char *name, struct ws_target *target,
 				   struct ws_symbols *symbols,
 				   struct ws_runtime **ret);

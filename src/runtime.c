@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ws_runtime_descriptor.h"
+#include "ws_target.h"
+
 struct ws_task *ws_task_list_add(struct ws_task_list *list)
 {
 	if (list->n == list->capacity) {
@@ -34,18 +37,42 @@ void ws_task_list_deinit(struct ws_task_list *list)
 	list->n = list->capacity = 0;
 }
 
+static bool is_path(const char *name)
+{
+	size_t n = strlen(name);
+	return strchr(name, '/') || (n > 5 && strcmp(name + n - 5, ".json") == 0);
+}
+
 struct ws_error *ws_runtime_create(const char *name, struct ws_target *target,
 				   struct ws_symbols *symbols,
 				   struct ws_runtime **ret)
 {
-	(void)target;
-	(void)symbols;
-	/* Only OS threads so far: "auto" picks them. */
-	if (strcmp(name, "auto") == 0 || strcmp(name, "threads") == 0)
+	if (strcmp(name, "threads") == 0)
 		return ws_runtime_threads_create(ret);
-	return ws_error_create(WS_ERR_USAGE,
-			       "--runtime: unknown runtime '%s' (expected auto or threads)",
-			       name);
+	char *text = NULL, *source = NULL;
+	struct ws_error *err = NULL;
+	if (is_path(name)) {
+		err = ws_runtime_descriptor_read_file(name, &text);
+		if (err)
+			return err;
+		source = strdup(name);
+	} else if (strcmp(name, "auto") == 0) {
+		if (!ws_runtime_descriptor_find(target->pid, symbols, &text,
+						&source))
+			return ws_runtime_threads_create(ret);
+	} else {
+		return ws_error_create(WS_ERR_USAGE,
+				       "--runtime: unknown runtime '%s' (expected auto, threads or a descriptor file)",
+				       name);
+	}
+	if (!source)
+		err = &ws_error_nomem;
+	else
+		err = ws_runtime_descriptor_create(text, source, target,
+						   symbols, ret);
+	free(text);
+	free(source);
+	return err;
 }
 
 void ws_runtime_destroy(struct ws_runtime *runtime)

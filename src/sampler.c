@@ -26,6 +26,10 @@ struct ws_sampler {
 	size_t tick_capacity;
 	size_t frames_capacity;
 	uint64_t ticks;
+	/* The root function's frame as last unwound: stacks that cannot be
+	 * unwound (not started, failed) are hung under the same root. */
+	struct ws_frame root_frame;
+	bool have_root_frame;
 };
 
 static struct ws_error *open_debuginfo(struct ws_sampler *s)
@@ -87,7 +91,7 @@ void ws_sampler_destroy(struct ws_sampler *s)
 
 const char *ws_sampler_runtime_name(const struct ws_sampler *s)
 {
-	return s->runtime->ops->name;
+	return s->runtime->name ? s->runtime->name : s->runtime->ops->name;
 }
 
 static struct ws_frame *reserve_frames(struct ws_sampler *s, size_t used,
@@ -112,6 +116,7 @@ static struct ws_error *reopen_after_exec(struct ws_sampler *s)
 	s->target->exec_seen = false;
 	ws_symbols_destroy(s->symbols);
 	s->symbols = NULL;
+	s->have_root_frame = false;
 	ws_unwinder_destroy(s->unwinder);
 	s->unwinder = NULL;
 	struct ws_error *err = ws_maps_reload(&s->snapshots.maps);
@@ -133,10 +138,57 @@ static struct ws_error *stopped_phase(struct ws_sampler *s)
 				s->options.max_stack);
 }
 
+/* Cuts the frames outside the runtime's root function (the scheduler's);
+ * returns the number kept. */
+static size_t cut_at_root(struct ws_sampler *s, struct ws_frame *frames,
+			  size_t n)
+{
+	const char *root = s->runtime->root_function;
+	if (!root)
+		return n;
+	for (size_t k = 0; k < n; k++) {
+		if (frames[k].function && strcmp(frames[k].function, root) == 0) {
+			s->root_frame = frames[k];
+			s->have_root_frame = true;
+			return k + 1;
+		}
+	}
+	return n;
+}
+
+/* The stack of a task that cannot be unwound: its entry function (when
+ * known) under the runtime's root, so it lands in the same subtree as the
+ * task's real samples. */
+static struct ws_error *synthetic_stack(struct ws_sampler *s,
+					const struct ws_task *task,
+					size_t *nframes)
+{
+	if (task->entry_pc) {
+		const struct ws_location *loc =
+			ws_symbols_lookup(s->symbols, task->entry_pc, false);
+		struct ws_frame *out = reserve_frames(s, *nframes, 1);
+		if (!out)
+			return &ws_error_nomem;
+		/* The outermost frame of the entry's location is the
+		 * function itself. */
+		*out = loc->frames[loc->nframes - 1];
+		(*nframes)++;
+	}
+	if (s->have_root_frame) {
+		struct ws_frame *out = reserve_frames(s, *nframes, 1);
+		if (!out)
+			return &ws_error_nomem;
+		*out = s->root_frame;
+		(*nframes)++;
+	}
+	return NULL;
+}
+
 static struct ws_error *unwind_all(struct ws_sampler *s)
 {
 	struct ws_tick *tick = &s->tick;
 	size_t nframes = 0;
+	struct ws_error *err;
 	ws_unwinder_new_tick(s->unwinder);
 	for (size_t i = 0; i < s->tasks.n; i++) {
 		struct ws_tick_task *tt = &tick->tasks[i];
@@ -144,15 +196,24 @@ static struct ws_error *unwind_all(struct ws_sampler *s)
 		memset(tt, 0, sizeof(*tt));
 		tt->task = &s->tasks.tasks[i];
 		tt->first_frame = nframes;
+		const char *stop_reason = NULL;
+		size_t npcs = 0;
 		if (snap->error) {
-			tt->error = snap->error;
-			continue;
+			/* A task that never ran is not a failure. */
+			if (!(tt->task->start == WS_START_NONE &&
+			      !tt->task->error))
+				tt->error = snap->error;
+		} else {
+			npcs = ws_unwind(s->unwinder, snap, s->pcs,
+					 s->options.max_frames, &stop_reason);
+			if (npcs == 0)
+				tt->error = stop_reason ? stop_reason
+							: "empty stack";
 		}
-		const char *stop_reason;
-		size_t npcs = ws_unwind(s->unwinder, snap, s->pcs,
-					s->options.max_frames, &stop_reason);
 		if (npcs == 0) {
-			tt->error = stop_reason ? stop_reason : "empty stack";
+			if ((err = synthetic_stack(s, tt->task, &nframes)))
+				return err;
+			tt->nframes = nframes - tt->first_frame;
 			continue;
 		}
 		for (size_t k = 0; k < npcs; k++) {
@@ -166,6 +227,12 @@ static struct ws_error *unwind_all(struct ws_sampler *s)
 			memcpy(out, loc->frames,
 			       loc->nframes * sizeof(*out));
 			nframes += loc->nframes;
+		}
+		size_t kept = cut_at_root(s, tick->frames + tt->first_frame,
+					  nframes - tt->first_frame);
+		if (kept < nframes - tt->first_frame) {
+			nframes = tt->first_frame + kept;
+			stop_reason = NULL; /* reached the root: complete */
 		}
 		if (stop_reason) {
 			/* Say where the stack was cut instead of presenting
