@@ -1,0 +1,442 @@
+/*
+ * ws_dwtype, part 1 of 3: finding things by name. Owns the program object,
+ * its module list (main executable first) and a lazy per-module index of
+ * global variables and named types, built in one pass over each module's
+ * top-level DIEs on first use (libdw 0.188 has no name index). The Dwfl is
+ * borrowed from ws_symbols.
+ */
+#include "dwtype_internal.h"
+
+#include <dwarf.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* The hash map (struct map in dwtype_internal.h): FNV-1a, linear probing,
+ * at most half full. */
+
+static uint64_t map_hash(const void *scope, uint32_t extra, const char *key,
+			 size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)scope ^
+		     ((uint64_t)extra << 40);
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)key[i];
+		h *= 0x100000001b3ull;
+	}
+	return h ^ (h >> 31);
+}
+
+/* The slot holding the key, or the empty slot where it would go; NULL for a
+ * map never inserted into. */
+static struct map_slot *map_find(const struct map *m, const void *scope,
+				 uint32_t extra, const char *key, size_t len,
+				 uint64_t h)
+{
+	if (!m->slots)
+		return NULL;
+	for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
+		struct map_slot *s = &m->slots[i];
+		if (!s->key || (s->hash == h && s->scope == scope &&
+				s->extra == extra && s->len == len &&
+				memcmp(s->key, key, len) == 0))
+			return s;
+	}
+}
+
+bool dwtype_map_get(const struct map *m, const void *scope, uint32_t extra,
+		    const char *key, size_t len, size_t *value)
+{
+	struct map_slot *s = map_find(m, scope, extra, key, len,
+				      map_hash(scope, extra, key, len));
+	if (!s || !s->key)
+		return false;
+	*value = s->value;
+	return true;
+}
+
+bool dwtype_map_put(struct map *m, const void *scope, uint32_t extra,
+		    const char *key, size_t len, size_t value)
+{
+	if (!m->slots || (m->count + 1) * 2 > m->mask + 1) {
+		size_t cap = m->slots ? (m->mask + 1) * 2 : 64;
+		struct map_slot *slots = calloc(cap, sizeof(*slots));
+		if (!slots)
+			return false;
+		struct map old = *m;
+		m->slots = slots;
+		m->mask = cap - 1;
+		for (size_t i = 0; old.slots && i <= old.mask; i++) {
+			struct map_slot *o = &old.slots[i];
+			if (o->key)
+				*map_find(m, o->scope, o->extra, o->key, o->len,
+					  o->hash) = *o;
+		}
+		free(old.slots);
+	}
+	uint64_t h = map_hash(scope, extra, key, len);
+	struct map_slot *s = map_find(m, scope, extra, key, len, h);
+	*s = (struct map_slot){ scope, key, (uint32_t)len, extra, h, value };
+	m->count++;
+	return true;
+}
+
+static void map_free(struct map *m, bool owned_keys)
+{
+	for (size_t i = 0; owned_keys && m->slots && i <= m->mask; i++)
+		free((char *)m->slots[i].key);
+	free(m->slots);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The program and its modules. */
+
+bool dwtype_grow(void **array, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return true;
+	size_t n = *cap ? *cap * 2 : 256;
+	while (n < need)
+		n *= 2;
+	void *p = realloc(*array, n * elem);
+	if (!p)
+		return false;
+	*array = p;
+	*cap = n;
+	return true;
+}
+
+/* Whether a module is the main executable: ET_EXEC, or a PIE (DF_1_PIE, or
+ * an interpreter and no soname: libc.so.6 has PT_INTERP too, but a soname). */
+static bool module_is_executable(Dwfl_Module *mod)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	GElf_Ehdr ehdr;
+	if (!elf || !gelf_getehdr(elf, &ehdr))
+		return false;
+	if (ehdr.e_type == ET_EXEC)
+		return true;
+	size_t n;
+	bool interp = false, soname = false;
+	if (ehdr.e_type != ET_DYN || elf_getphdrnum(elf, &n) != 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr phdr;
+		if (gelf_getphdr(elf, (int)i, &phdr) &&
+		    phdr.p_type == PT_INTERP)
+			interp = true;
+	}
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr shdr;
+		Elf_Data *data;
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNAMIC ||
+		    !(data = elf_getdata(scn, NULL)) || !shdr.sh_entsize)
+			continue;
+		for (size_t k = 0; k < shdr.sh_size / shdr.sh_entsize; k++) {
+			GElf_Dyn dyn;
+			if (!gelf_getdyn(data, (int)k, &dyn))
+				break;
+			if (dyn.d_tag == DT_FLAGS_1 &&
+			    (dyn.d_un.d_val & DF_1_PIE))
+				return true;
+			if (dyn.d_tag == DT_SONAME)
+				soname = true;
+		}
+	}
+	return interp && !soname;
+}
+
+static int collect_module(Dwfl_Module *mod, void **userdata, const char *name,
+			  Dwarf_Addr start, void *arg)
+{
+	(void)userdata;
+	(void)start;
+	struct ws_dwtype_program *prog = arg;
+	struct module *mods = realloc(prog->mods,
+				      (prog->nmods + 1) * sizeof(*mods));
+	if (!mods)
+		return DWARF_CB_ABORT;
+	prog->mods = mods;
+	struct module m = { .mod = mod, .name = name ? name : "?" };
+	mods[prog->nmods] = m;
+	if (!prog->have_executable && module_is_executable(mod)) {
+		prog->have_executable = true;
+		mods[prog->nmods] = mods[0];
+		mods[0] = m;
+	}
+	prog->nmods++;
+	return DWARF_CB_OK;
+}
+
+struct ws_error *ws_dwtype_program_create(Dwfl *dwfl,
+					  const struct ws_memory_reader *reader,
+					  struct ws_dwtype_program **ret)
+{
+	struct ws_dwtype_program *prog = calloc(1, sizeof(*prog));
+	if (!prog)
+		return &ws_error_nomem;
+	prog->dwfl = dwfl;
+	prog->reader = *reader;
+	if (dwfl_getmodules(dwfl, collect_module, prog, 0) != 0) {
+		ws_dwtype_program_destroy(prog);
+		return &ws_error_nomem;
+	}
+	*ret = prog;
+	return NULL;
+}
+
+void ws_dwtype_program_destroy(struct ws_dwtype_program *prog)
+{
+	if (!prog)
+		return;
+	for (size_t i = 0; i < prog->nmods; i++) {
+		map_free(&prog->mods[i].vars, false);
+		map_free(&prog->mods[i].types, false);
+	}
+	free(prog->mods);
+	free(prog->dies);
+	map_free(&prog->paths, true);
+	free(prog->pathv);
+	free(prog);
+}
+
+void ws_dwtype_program_set_reader(struct ws_dwtype_program *prog,
+				  const struct ws_memory_reader *reader)
+{
+	prog->reader = *reader;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Indexing a module: one pass over the top-level DIEs of every unit. */
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+}
+
+static bool index_die(struct ws_dwtype_program *prog, struct module *m,
+		      Dwarf_Die *die, bool go)
+{
+	int tag = dwarf_tag(die);
+	const char *name = die_name(die);
+	if (!name)
+		return true;
+	size_t len = strlen(name), value;
+	struct map *map;
+	const void *scope = NULL;
+
+	if (tag == DW_TAG_variable) {
+		/* Declarations and optimized-out variables have no location;
+		 * the definition (possibly named through DW_AT_specification)
+		 * has one. */
+		if (!dwarf_hasattr(die, DW_AT_location))
+			return true;
+		map = &m->vars;
+		if (dwtype_map_get(map, NULL, 0, name, len, &value)) {
+			/* An external definition beats a file-static one. */
+			if (!dwarf_hasattr_integrate(&prog->dies[value],
+						     DW_AT_external) &&
+			    dwarf_hasattr_integrate(die, DW_AT_external))
+				prog->dies[value] = *die;
+			return true;
+		}
+	} else {
+		switch (tag) {
+		case DW_TAG_structure_type:
+		case DW_TAG_class_type:
+		case DW_TAG_union_type:
+		case DW_TAG_enumeration_type:
+			if (dwarf_hasattr(die, DW_AT_declaration))
+				return true;
+			/* C tags live in their own namespaces; Go's names are
+			 * already unique ("runtime.g"). */
+			if (!go)
+				scope = (const void *)(uintptr_t)
+					(tag == DW_TAG_class_type
+						 ? DW_TAG_structure_type : tag);
+			break;
+		case DW_TAG_typedef:
+		case DW_TAG_base_type:
+			break;
+		case DW_TAG_pointer_type:
+		case DW_TAG_array_type:
+		case DW_TAG_subroutine_type:
+			if (go) /* "*runtime.g", "[4]uint8", "func(...)" */
+				break;
+			return true;
+		default:
+			return true;
+		}
+		map = &m->types;
+		if (dwtype_map_get(map, scope, 0, name, len, &value))
+			return true;
+	}
+	if (!dwtype_grow((void **)&prog->dies, &prog->dies_cap,
+			 prog->ndies + 1, sizeof(*prog->dies)))
+		return false;
+	prog->dies[prog->ndies] = *die;
+	return dwtype_map_put(map, scope, 0, name, len, prog->ndies++);
+}
+
+static struct ws_error *module_ready(struct ws_dwtype_program *prog,
+				     struct module *m)
+{
+	if (m->state != MOD_UNINDEXED)
+		return NULL;
+	m->dbg = dwfl_module_getdwarf(m->mod, &m->bias);
+	if (!m->dbg) {
+		m->state = MOD_NO_DWARF;
+		return NULL;
+	}
+	Dwarf_CU *cu = NULL;
+	Dwarf_Half version;
+	uint8_t unit_type;
+	Dwarf_Die cudie, subdie, child;
+	while (dwarf_get_units(m->dbg, cu, &cu, &version, &unit_type, &cudie,
+			       &subdie) == 0) {
+		bool go = dwarf_srclang(&cudie) == DW_LANG_Go;
+		if (dwarf_child(&cudie, &child) != 0)
+			continue;
+		do {
+			if (!index_die(prog, m, &child, go))
+				return &ws_error_nomem;
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	m->state = MOD_INDEXED;
+	return NULL;
+}
+
+static bool module_matches(const struct module *m, const char *want)
+{
+	if (!want)
+		return true;
+	const char *base = strrchr(m->name, '/');
+	return strcmp(m->name, want) == 0 ||
+	       (base && strcmp(base + 1, want) == 0);
+}
+
+/* Appends "a, b and N more modules" style lists of module names. */
+static void list_modules(struct ws_dwtype_program *prog, const char *want,
+			 enum module_state state, char *buf, size_t size)
+{
+	size_t used = 0, shown = 0, total = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < prog->nmods; i++) {
+		struct module *m = &prog->mods[i];
+		if (!module_matches(m, want) || m->state != state)
+			continue;
+		total++;
+		if (shown < 3 && used < size) {
+			used += snprintf(buf + used, size - used, "%s%s",
+					 shown ? ", " : "", m->name);
+			shown++;
+		}
+	}
+	if (total > shown && used < size)
+		snprintf(buf + used, size - used, " and %zu more modules",
+			 total - shown);
+}
+
+struct ws_error *dwtype_lookup(struct ws_dwtype_program *prog, const char *want,
+			       bool types, const void *scope, const char *key,
+			       const char *what, const char *full_name,
+			       struct module **mod_ret, Dwarf_Die *ret)
+{
+	size_t matched = 0, with_dwarf = 0, value;
+	for (size_t i = 0; i < prog->nmods; i++) {
+		struct module *m = &prog->mods[i];
+		if (!module_matches(m, want))
+			continue;
+		matched++;
+		struct ws_error *err = module_ready(prog, m);
+		if (err)
+			return err;
+		if (m->state != MOD_INDEXED)
+			continue;
+		with_dwarf++;
+		if (dwtype_map_get(types ? &m->types : &m->vars, scope, 0,
+				   key, strlen(key), &value)) {
+			*mod_ret = m;
+			*ret = prog->dies[value];
+			return NULL;
+		}
+	}
+	char list[512];
+	if (matched == 0)
+		return ws_error_create(WS_ERR_OTHER, "no module '%s' in the target",
+				       want);
+	if (with_dwarf == 0) {
+		list_modules(prog, want, MOD_NO_DWARF, list, sizeof(list));
+		return ws_error_create(WS_ERR_NO_DEBUGINFO,
+				       "no DWARF debug info in %s (looking for %s '%s')",
+				       list, what, full_name);
+	}
+	list_modules(prog, want, MOD_INDEXED, list, sizeof(list));
+	return ws_error_create(WS_ERR_NO_DEBUGINFO, "no DWARF %s '%s' in %s",
+			       what, full_name, list);
+}
+
+void dwtype_complete(struct ws_dwtype_program *prog, Dwarf_Die *die)
+{
+	if (!prog || !dwarf_hasattr(die, DW_AT_declaration))
+		return;
+	const char *name = dwarf_diename(die);
+	Dwarf_Die cudie;
+	if (!name || !dwarf_diecu(die, &cudie, NULL, NULL))
+		return;
+	int tag = dwarf_tag(die);
+	bool go = dwarf_srclang(&cudie) == DW_LANG_Go;
+	const void *scope = go ? NULL : (const void *)(uintptr_t)
+		(tag == DW_TAG_class_type ? DW_TAG_structure_type : tag);
+	struct module *m;
+	Dwarf_Die def;
+	struct ws_error *err = dwtype_lookup(prog, NULL, true, scope, name,
+					     "type", name, &m, &def);
+	if (!err)
+		*die = def;
+	ws_error_destroy(err);
+}
+
+struct ws_error *ws_dwtype_find_type(struct ws_dwtype_program *prog,
+				     const char *module, const char *name,
+				     struct ws_dwtype *ret)
+{
+	static const struct { const char *prefix; int tag; } tags[] = {
+		{ "struct ", DW_TAG_structure_type },
+		{ "union ", DW_TAG_union_type },
+		{ "enum ", DW_TAG_enumeration_type },
+		{ "class ", DW_TAG_structure_type },
+	};
+	enum { NTAGS = sizeof(tags) / sizeof(tags[0]) };
+	struct module *m;
+	*ret = (struct ws_dwtype){ .dims_skipped = 0 };
+	for (size_t i = 0; i < NTAGS; i++) {
+		size_t plen = strlen(tags[i].prefix);
+		const void *scope = (const void *)(uintptr_t)tags[i].tag;
+		if (strncmp(name, tags[i].prefix, plen) == 0)
+			return dwtype_lookup(prog, module, true, scope,
+					     name + plen, "type", name, &m,
+					     &ret->die);
+	}
+	/* A bare name: a typedef, base or Go type, else a C tag (struct,
+	 * union, enum). The error reported is the first one. */
+	struct ws_error *err = dwtype_lookup(prog, module, true, NULL, name,
+					     "type", name, &m, &ret->die);
+	for (size_t i = 0; i < NTAGS - 1 && err &&
+			   err->kind == WS_ERR_NO_DEBUGINFO; i++) {
+		const void *scope = (const void *)(uintptr_t)tags[i].tag;
+		struct ws_error *again = dwtype_lookup(prog, module, true,
+						       scope, name, "type",
+						       name, &m, &ret->die);
+		if (!again) {
+			ws_error_destroy(err);
+			return NULL;
+		}
+		ws_error_destroy(again);
+	}
+	return err;
+}
