@@ -51,6 +51,9 @@ struct ws_task {
 	/* The task's entry function, 0 if unknown: shown as the stack of a
 	 * task that has not started yet. */
 	uint64_t entry_pc;
+	/* Where the task was created (Go's gopc: a return address), 0 if
+	 * unknown; shown by dump as "created by". */
+	uint64_t creator_pc;
 };
 
 /* A growable list of tasks, reused across ticks. */
@@ -85,6 +88,9 @@ struct ws_runtime {
 	 * runtime.goexit): frames outside it belong to the scheduler and are
 	 * cut, so running and parked tasks share their root. NULL: none. */
 	const char *root_function;
+	/* Unwind with libdw (reads .debug_frame; Go has no .eh_frame) rather
+	 * than libunwind. */
+	bool prefer_libdw;
 };
 
 /* Chooses and creates the adapter for a target: "threads"; a descriptor

@@ -13,6 +13,7 @@
 #include "ws_error.h"
 #include "ws_frame.h"
 #include "ws_runtime.h"
+#include "ws_symbols.h"
 
 struct ws_target;
 
@@ -36,6 +37,8 @@ struct ws_tick_task {
 	const char *error;           /* could not be sampled: why */
 	size_t first_frame;          /* into ws_tick.frames */
 	size_t nframes;              /* innermost first */
+	/* The task's creation site (creator_pc), or NULL. */
+	const struct ws_location *creator;
 };
 
 struct ws_tick {

@@ -1,9 +1,13 @@
 /*
  * ws_unwind: turns a snapshot into return addresses, after the target has
- * been resumed. libunwind's remote interface with wallspy's own accessors:
- * registers and stack memory come from the snapshot; other memory (unwind
- * tables, code) from the live process through a small page cache; unwind
- * table lookup goes through libunwind-ptrace's _UPT_find_proc_info.
+ * been resumed. Two backends share wallspy's memory accessors (registers and
+ * stack memory from the snapshot; other memory, such as unwind tables and
+ * code, from the live process through a small page cache):
+ *  - libunwind's remote interface, unwind tables found through
+ *    libunwind-ptrace's _UPT_find_proc_info (the default: C, C++, Rust);
+ *  - libdwfl's frame unwinder over the symbols' Dwfl, which reads
+ *    .debug_frame as well as .eh_frame: Go binaries have only .debug_frame,
+ *    and libunwind as packaged falls back to frame pointers there.
  */
 #ifndef WS_UNWIND_H
 #define WS_UNWIND_H
@@ -12,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include <elfutils/libdwfl.h>
 
 #include "ws_error.h"
 #include "ws_snapshot.h"
@@ -24,7 +30,20 @@ struct ws_pc {
 	bool is_return_address;  /* look up at pc - 1 */
 };
 
-struct ws_error *ws_unwinder_create(pid_t pid, struct ws_unwinder **ret);
+enum ws_unwind_backend {
+	WS_UNWIND_LIBUNWIND,
+	WS_UNWIND_LIBDW,
+};
+
+/* `dwfl` (borrowed; may be NULL when the libdw backend is never used) is
+ * the symbols' Dwfl: the libdw backend attaches its own thread callbacks to
+ * it once. */
+struct ws_error *ws_unwinder_create(pid_t pid, Dwfl *dwfl,
+				    struct ws_unwinder **ret);
+
+/* Chooses the backend for the following unwinds (default libunwind). */
+struct ws_error *ws_unwinder_set_backend(struct ws_unwinder *unwinder,
+					 enum ws_unwind_backend backend);
 void ws_unwinder_destroy(struct ws_unwinder *unwinder);
 
 /* Forgets cached memory of the previous tick (call once per tick). */

@@ -47,6 +47,16 @@ struct ws_error *ws_dump_write_text(FILE *f, const struct ws_tick *tick)
 				fputs(" [inlined]", f);
 			fputc('\n', f);
 		}
+		if (tt->creator) {
+			/* Like Go's traceback: the go statement's caller. */
+			const struct ws_frame *fr =
+				&tt->creator->frames[tt->creator->nframes - 1];
+			fprintf(f, "    created by %s",
+				ws_frame_display_name(fr, name, sizeof(name)));
+			if (fr->file)
+				fprintf(f, " (%s:%d)", fr->file, fr->line);
+			fputc('\n', f);
+		}
 	}
 	if (ferror(f))
 		return ws_error_create(WS_ERR_OUTPUT, "dump: write failed");

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ws_runtime_descriptor.h"
+#include "ws_runtime_go.h"
 #include "ws_target.h"
 
 struct ws_task *ws_task_list_add(struct ws_task_list *list)
@@ -49,6 +50,8 @@ struct ws_error *ws_runtime_create(const char *name, struct ws_target *target,
 {
 	if (strcmp(name, "threads") == 0)
 		return ws_runtime_threads_create(ret);
+	if (strcmp(name, "go") == 0)
+		return ws_runtime_go_create(target, symbols, ret);
 	char *text = NULL, *source = NULL;
 	struct ws_error *err = NULL;
 	if (is_path(name)) {
@@ -57,14 +60,20 @@ struct ws_error *ws_runtime_create(const char *name, struct ws_target *target,
 			return err;
 		source = strdup(name);
 	} else if (strcmp(name, "auto") == 0) {
-		if (!ws_runtime_descriptor_find(target->pid, symbols, &text,
-						&source))
-			return ws_runtime_threads_create(ret);
+		if (ws_runtime_descriptor_find(target->pid, symbols, &text,
+					       &source))
+			goto descriptor;
+		/* A Go binary without DWARF is an error, not a profile of
+		 * OS threads that hides every goroutine. */
+		if (ws_runtime_go_detect(symbols))
+			return ws_runtime_go_create(target, symbols, ret);
+		return ws_runtime_threads_create(ret);
 	} else {
 		return ws_error_create(WS_ERR_USAGE,
-				       "--runtime: unknown runtime '%s' (expected auto, threads or a descriptor file)",
+				       "--runtime: unknown runtime '%s' (expected auto, threads, go or a descriptor file)",
 				       name);
 	}
+descriptor:
 	if (!source)
 		err = &ws_error_nomem;
 	else

@@ -221,7 +221,10 @@ static struct ws_error *parse_values(struct state *s, const cJSON *values,
 					       ws_dwtype_name(&field->type, tn, sizeof(tn)));
 		}
 		map->value[map->n] = value;
-		map->name[map->n] = v->valuestring;
+		/* The JSON tree is freed after parsing. */
+		map->name[map->n] = strdup(v->valuestring);
+		if (!map->name[map->n])
+			return &ws_error_nomem;
 		map->n++;
 	}
 	return NULL;
@@ -855,6 +858,10 @@ static void descriptor_destroy(struct ws_runtime *runtime)
 		free(s->d.name);
 		free(s->d.source);
 		free(s->d.root_function);
+		for (size_t i = 0; i < s->d.states.n; i++)
+			free((char *)s->d.states.name[i]);
+		for (size_t i = 0; i < s->d.reasons.n; i++)
+			free((char *)s->d.reasons.name[i]);
 		free(s->buf);
 		free(s->strings);
 		free(s->workers);

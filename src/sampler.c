@@ -32,12 +32,30 @@ struct ws_sampler {
 	bool have_root_frame;
 };
 
+/* WALLSPY_UNWINDER=libdw|libunwind overrides the runtime's choice (for
+ * comparing the two; see wallspy(1)). */
+static struct ws_error *choose_backend(struct ws_sampler *s)
+{
+	const char *env = getenv("WALLSPY_UNWINDER");
+	bool libdw = s->runtime && s->runtime->prefer_libdw;
+	if (env && strcmp(env, "libdw") == 0)
+		libdw = true;
+	else if (env && strcmp(env, "libunwind") == 0)
+		libdw = false;
+	return ws_unwinder_set_backend(s->unwinder, libdw ? WS_UNWIND_LIBDW
+							  : WS_UNWIND_LIBUNWIND);
+}
+
 static struct ws_error *open_debuginfo(struct ws_sampler *s)
 {
 	struct ws_error *err = ws_symbols_create(s->target->pid, &s->symbols);
 	if (err)
 		return err;
-	return ws_unwinder_create(s->target->pid, &s->unwinder);
+	err = ws_unwinder_create(s->target->pid, ws_symbols_dwfl(s->symbols),
+				 &s->unwinder);
+	if (!err && s->runtime)
+		err = choose_backend(s);
+	return err;
 }
 
 struct ws_error *ws_sampler_create(struct ws_target *target,
@@ -64,6 +82,8 @@ struct ws_error *ws_sampler_create(struct ws_target *target,
 		err = ws_runtime_create(options->runtime ? options->runtime
 							  : "auto",
 					target, s->symbols, &s->runtime);
+	if (!err)
+		err = choose_backend(s);
 	if (!err)
 		err = ws_maps_reload(&s->snapshots.maps);
 	if (err) {
@@ -196,6 +216,10 @@ static struct ws_error *unwind_all(struct ws_sampler *s)
 		memset(tt, 0, sizeof(*tt));
 		tt->task = &s->tasks.tasks[i];
 		tt->first_frame = nframes;
+		if (tt->task->creator_pc)
+			tt->creator = ws_symbols_lookup(s->symbols,
+							tt->task->creator_pc,
+							true);
 		const char *stop_reason = NULL;
 		size_t npcs = 0;
 		if (snap->error) {

@@ -29,6 +29,9 @@ struct page {
 
 struct ws_unwinder {
 	pid_t pid;
+	enum ws_unwind_backend backend;
+	Dwfl *dwfl;
+	bool dwfl_attached;
 	unw_addr_space_t as;
 	void *upt;                 /* _UPT_create handle, for table lookups */
 	const struct ws_snapshot *snap; /* being unwound */
@@ -163,12 +166,14 @@ static unw_accessors_t accessors = {
 	.get_proc_name = get_proc_name,
 };
 
-struct ws_error *ws_unwinder_create(pid_t pid, struct ws_unwinder **ret)
+struct ws_error *ws_unwinder_create(pid_t pid, Dwfl *dwfl,
+				    struct ws_unwinder **ret)
 {
 	struct ws_unwinder *u = calloc(1, sizeof(*u));
 	if (!u)
 		return &ws_error_nomem;
 	u->pid = pid;
+	u->dwfl = dwfl;
 	u->pages = calloc(CACHE_PAGES, sizeof(*u->pages));
 	u->upt = _UPT_create(pid);
 	u->as = unw_create_addr_space(&accessors, 0);
@@ -216,22 +221,133 @@ void ws_unwinder_flush(struct ws_unwinder *u)
 	}
 }
 
-size_t ws_unwind(struct ws_unwinder *u, const struct ws_snapshot *snap,
-		 struct ws_pc *pcs, size_t max, const char **stop_reason)
-{
-	*stop_reason = NULL;
-	if (max == 0)
-		return 0;
-	current = u;
-	u->snap = snap;
-	u->hit_truncation = false;
+/* --- libdwfl backend --- */
 
+/* The pseudo thread id the libdw backend unwinds: one "thread" whose
+ * registers are the current snapshot's. */
+enum { DW_TID = 1 };
+
+static pid_t dw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	(void)dwfl, (void)arg, (void)thread_argp;
+	return 0; /* never enumerated: wallspy asks for DW_TID directly */
+}
+
+static bool dw_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	(void)dwfl, (void)arg;
+	*thread_argp = NULL;
+	return tid == DW_TID;
+}
+
+static bool dw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
+			   void *arg)
+{
+	(void)dwfl, (void)arg;
+	unw_word_t w;
+	if (!current || read_word(current, addr, &w) != 0)
+		return false;
+	*result = w;
+	return true;
+}
+
+static bool dw_set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	(void)arg;
+	const struct ws_regs *r = &current->snap->regs;
+	for (int i = 0; i < WS_NREGS; i++) {
+		if (!(r->valid & (1u << i)))
+			continue;
+		Dwarf_Word v = r->value[i];
+		if (!dwfl_thread_state_registers(thread, i, 1, &v))
+			return false;
+	}
+	return true;
+}
+
+static const Dwfl_Thread_Callbacks dw_callbacks = {
+	.next_thread = dw_next_thread,
+	.get_thread = dw_get_thread,
+	.memory_read = dw_memory_read,
+	.set_initial_registers = dw_set_initial_registers,
+};
+
+struct ws_error *ws_unwinder_set_backend(struct ws_unwinder *u,
+					 enum ws_unwind_backend backend)
+{
+	if (backend == WS_UNWIND_LIBDW && !u->dwfl_attached) {
+		if (!u->dwfl)
+			return ws_error_create(WS_ERR_OTHER,
+					       "unwind: no debug info session for libdw");
+		if (!dwfl_attach_state(u->dwfl, NULL, u->pid, &dw_callbacks,
+				       NULL))
+			return ws_error_create(WS_ERR_OTHER,
+					       "unwind: dwfl_attach_state: %s",
+					       dwfl_errmsg(-1));
+		u->dwfl_attached = true;
+	}
+	u->backend = backend;
+	return NULL;
+}
+
+struct dw_walk {
+	struct ws_pc *pcs;
+	size_t n, max;
+	bool saved;         /* frame 0 is a return address (saved context) */
+	bool left_stack;
+};
+
+static int dw_frame(Dwfl_Frame *state, void *arg)
+{
+	struct dw_walk *w = arg;
+	Dwarf_Addr pc;
+	bool activation;
+	if (!dwfl_frame_pc(state, &pc, &activation) || pc == 0)
+		return DWARF_CB_ABORT;
+	const struct ws_snapshot *snap = current->snap;
+	if (w->n > 0 && snap->stack_hi) {
+		Dwarf_Word sp;
+		if (dwfl_frame_reg(state, WS_REG_RSP, &sp) == 0 &&
+		    (sp < snap->stack_lo || sp >= snap->stack_hi)) {
+			w->left_stack = true;
+			return DWARF_CB_ABORT;
+		}
+	}
+	w->pcs[w->n].pc = pc;
+	w->pcs[w->n].is_return_address =
+		w->n == 0 ? w->saved : !activation;
+	w->n++;
+	return w->n == w->max ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+static size_t unwind_libdw(struct ws_unwinder *u,
+			   const struct ws_snapshot *snap, struct ws_pc *pcs,
+			   size_t max, const char **stop_reason)
+{
+	struct dw_walk w = {.pcs = pcs, .max = max, .saved = !snap->live};
+	int rc = dwfl_getthread_frames(u->dwfl, DW_TID, dw_frame, &w);
+	if (w.n == max)
+		*stop_reason = "stack deeper than the frame limit";
+	else if (rc != 0 && !w.left_stack && u->hit_truncation)
+		*stop_reason = "stack deeper than --max-stack";
+	else if (rc != 0 && w.n == 0)
+		*stop_reason = "unwind failed at the first frame";
+	return w.n;
+}
+
+/* --- libunwind backend --- */
+
+static size_t unwind_libunwind(struct ws_unwinder *u,
+			       const struct ws_snapshot *snap,
+			       struct ws_pc *pcs, size_t max,
+			       const char **stop_reason)
+{
 	unw_cursor_t cursor;
 	size_t n = 0;
 	int rc = unw_init_remote(&cursor, u->as, NULL);
 	if (rc < 0) {
 		*stop_reason = "unwind failed: cannot start";
-		goto out;
+		return 0;
 	}
 	bool exact = snap->live; /* frame 0 of a live thread is not a call */
 	for (;;) {
@@ -261,12 +377,25 @@ size_t ws_unwind(struct ws_unwinder *u, const struct ws_snapshot *snap,
 				*stop_reason = "stack deeper than --max-stack";
 			else if (n == 1 && !snap->live)
 				*stop_reason = "unwind failed at the saved pc";
-			else
-				*stop_reason = NULL; /* ran out of CFI: end */
+			/* else: ran out of unwind info: the stack ends */
 			break;
 		}
 	}
-out:
+	return n;
+}
+
+size_t ws_unwind(struct ws_unwinder *u, const struct ws_snapshot *snap,
+		 struct ws_pc *pcs, size_t max, const char **stop_reason)
+{
+	*stop_reason = NULL;
+	if (max == 0)
+		return 0;
+	current = u;
+	u->snap = snap;
+	u->hit_truncation = false;
+	size_t n = u->backend == WS_UNWIND_LIBDW
+			   ? unwind_libdw(u, snap, pcs, max, stop_reason)
+			   : unwind_libunwind(u, snap, pcs, max, stop_reason);
 	u->snap = NULL;
 	current = NULL;
 	return n;

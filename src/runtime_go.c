@@ -1,0 +1,514 @@
+/*
+ * The Go runtime adapter: every goroutine of a live Go program, found
+ * through runtime.allgs and the target's DWARF (field names, never offsets,
+ * so Go versions whose structs moved still work; tested with Go 1.19).
+ *
+ * A tick reads allgs' pointer array in one read and a window of each
+ * runtime.g (the span of the fields used) with batched process_vm_readv.
+ * Wait reasons come from the target's own runtime.waitReasonStrings. Where
+ * a goroutine's stack starts: parked or runnable from g.sched; in a syscall
+ * from g.syscallpc/syscallsp; running from the live registers of the thread
+ * whose tid is g.m.procid, unless that thread is on another stack (g0 or
+ * gsignal: systemstack, cgo) or in a VDSO call, where the goroutine's saved
+ * state is used instead.
+ */
+#include "ws_runtime_go.h"
+
+#include <elf.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ws_dwtype.h"
+#include "ws_memory.h"
+#include "ws_symbols.h"
+#include "ws_syscalls.h"
+#include "ws_target.h"
+
+/* runtime2.go's goroutine states; unchanged since Go 1.0 except the
+ * additions at the end, and not described by DWARF. */
+enum {
+	G_IDLE = 0,
+	G_RUNNABLE = 1,
+	G_RUNNING = 2,
+	G_SYSCALL = 3,
+	G_WAITING = 4,
+	G_MORIBUND_UNUSED = 5,
+	G_DEAD = 6,
+	G_ENQUEUE_UNUSED = 7,
+	G_COPYSTACK = 8,
+	G_PREEMPTED = 9,
+	G_SCAN = 0x1000,
+};
+
+enum {
+	MAX_REASONS = 64,
+	BATCH = 1024,         /* IOV_MAX */
+};
+
+struct gfields {
+	struct ws_dwfield goid, status, waitreason, m, stack_lo, stack_hi,
+		sched_pc, sched_sp, sched_bp, syscallsp, syscallpc, gopc,
+		startpc;
+};
+
+struct mfields {
+	struct ws_dwfield procid, curg, vdso_sp, vdso_pc;
+};
+
+struct go_state {
+	pid_t pid;
+	struct ws_dwtype_program *prog;
+	struct ws_dwobj allgs, allglen;
+	struct gfields g;
+	struct mfields m;
+	uint64_t g_lo, g_hi;      /* window of runtime.g read per goroutine */
+	uint64_t m_lo, m_hi;
+	char *reasons[MAX_REASONS];
+	size_t nreasons;
+	/* per tick */
+	uint64_t *gptrs;
+	size_t gptrs_capacity;
+	uint8_t *gbuf;
+	size_t gbuf_capacity;
+	struct { uint64_t address; uint8_t *bytes; } *ms;
+	size_t nms, ms_capacity;
+};
+
+/* --- setup --- */
+
+static struct ws_error *field(struct go_state *s, const struct ws_dwtype *t,
+			      const char *const *paths, struct ws_dwfield *ret)
+{
+	/* Candidates in order: a newer layout first, then older ones. */
+	struct ws_error *err = NULL;
+	for (const char *const *p = paths; *p; p++) {
+		ws_error_destroy(err);
+		err = ws_dwtype_field(s->prog, t, *p, ret);
+		if (!err)
+			return NULL;
+	}
+	return err;
+}
+
+#define FIELD(s, t, out, ...) \
+	field((s), (t), (const char *const[]){__VA_ARGS__, NULL}, (out))
+
+static void widen(uint64_t *lo, uint64_t *hi, const struct ws_dwfield *f)
+{
+	if (f->offset < *lo)
+		*lo = f->offset;
+	if (f->offset + f->size > *hi)
+		*hi = f->offset + f->size;
+}
+
+static struct ws_error *resolve_g(struct go_state *s)
+{
+	struct ws_dwtype gt;
+	struct ws_error *err = ws_dwtype_find_type(s->prog, NULL, "runtime.g",
+						   &gt);
+	if (err)
+		return err;
+	struct gfields *g = &s->g;
+	if ((err = FIELD(s, &gt, &g->goid, "goid")) ||
+	    /* Go 1.20 made atomicstatus an atomic.Uint32. */
+	    (err = FIELD(s, &gt, &g->status, "atomicstatus.value", "atomicstatus")) ||
+	    (err = FIELD(s, &gt, &g->waitreason, "waitreason")) ||
+	    (err = FIELD(s, &gt, &g->m, "m")) ||
+	    (err = FIELD(s, &gt, &g->stack_lo, "stack.lo")) ||
+	    (err = FIELD(s, &gt, &g->stack_hi, "stack.hi")) ||
+	    (err = FIELD(s, &gt, &g->sched_pc, "sched.pc")) ||
+	    (err = FIELD(s, &gt, &g->sched_sp, "sched.sp")) ||
+	    (err = FIELD(s, &gt, &g->sched_bp, "sched.bp")) ||
+	    (err = FIELD(s, &gt, &g->syscallsp, "syscallsp")) ||
+	    (err = FIELD(s, &gt, &g->syscallpc, "syscallpc")) ||
+	    (err = FIELD(s, &gt, &g->gopc, "gopc")) ||
+	    (err = FIELD(s, &gt, &g->startpc, "startpc")))
+		return err;
+	const struct ws_dwfield *all[] = {
+		&g->goid, &g->status, &g->waitreason, &g->m, &g->stack_lo,
+		&g->stack_hi, &g->sched_pc, &g->sched_sp, &g->sched_bp,
+		&g->syscallsp, &g->syscallpc, &g->gopc, &g->startpc,
+	};
+	s->g_lo = UINT64_MAX;
+	s->g_hi = 0;
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		widen(&s->g_lo, &s->g_hi, all[i]);
+
+	struct ws_dwtype mt;
+	if ((err = ws_dwtype_find_type(s->prog, NULL, "runtime.m", &mt)))
+		return err;
+	struct mfields *m = &s->m;
+	if ((err = FIELD(s, &mt, &m->procid, "procid")) ||
+	    (err = FIELD(s, &mt, &m->curg, "curg")) ||
+	    (err = FIELD(s, &mt, &m->vdso_sp, "vdsoSP")) ||
+	    (err = FIELD(s, &mt, &m->vdso_pc, "vdsoPC")))
+		return err;
+	s->m_lo = UINT64_MAX;
+	s->m_hi = 0;
+	widen(&s->m_lo, &s->m_hi, &m->procid);
+	widen(&s->m_lo, &s->m_hi, &m->curg);
+	widen(&s->m_lo, &s->m_hi, &m->vdso_sp);
+	widen(&s->m_lo, &s->m_hi, &m->vdso_pc);
+	return NULL;
+}
+
+/* The target's own names of wait reasons (their order changes between Go
+ * versions). Missing strings only cost the reason text. */
+static void read_wait_reasons(struct go_state *s)
+{
+	struct ws_dwobj arr;
+	struct ws_error *err = ws_dwtype_global(s->prog, NULL,
+						"runtime.waitReasonStrings",
+						&arr);
+	if (err) {
+		ws_error_destroy(err);
+		return;
+	}
+	for (uint64_t i = 0; i < MAX_REASONS; i++) {
+		struct ws_dwobj str;
+		char buf[64];
+		size_t len;
+		err = ws_dwtype_index(&arr, i, &str);
+		if (!err)
+			err = ws_dwtype_read_gostring(&str, buf, sizeof(buf), &len);
+		if (err) {
+			ws_error_destroy(err);
+			break;
+		}
+		s->reasons[i] = strdup(buf);
+		s->nreasons = i + 1;
+	}
+}
+
+/* A Go program has a .go.buildinfo or .gopclntab section. */
+static int module_is_go(Dwfl_Module *mod, void **userdata, const char *name,
+			Dwarf_Addr start, void *arg)
+{
+	(void)userdata, (void)name, (void)start;
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	size_t shstrndx;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return DWARF_CB_OK;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		const char *sname;
+		if (gelf_getshdr(scn, &shdr) &&
+		    (sname = elf_strptr(elf, shstrndx, shdr.sh_name)) &&
+		    (strcmp(sname, ".go.buildinfo") == 0 ||
+		     strcmp(sname, ".gopclntab") == 0)) {
+			*(bool *)arg = true;
+			return DWARF_CB_ABORT;
+		}
+	}
+	return DWARF_CB_OK;
+}
+
+bool ws_runtime_go_detect(struct ws_symbols *symbols)
+{
+	bool go = false;
+	dwfl_getmodules(ws_symbols_dwfl(symbols), module_is_go, &go, 0);
+	return go;
+}
+
+/* --- per tick --- */
+
+static uint64_t get(const struct ws_dwfield *f, const uint8_t *window,
+		    uint64_t lo, uint64_t hi)
+{
+	uint64_t v = 0;
+	/* The window starts at offset lo of the struct. */
+	struct ws_dwfield shifted = *f;
+	shifted.offset -= lo;
+	if (ws_dwtype_field_uint(&shifted, window, (size_t)(hi - lo), &v))
+		return 0;
+	return v;
+}
+
+static struct ws_error *read_gptrs(struct go_state *s, size_t *n)
+{
+	uint64_t allglen;
+	struct ws_dwslice slice;
+	struct ws_error *err = ws_dwtype_read_uint(&s->allglen, &allglen);
+	if (!err)
+		err = ws_dwtype_slice(&s->allgs, &slice);
+	if (err)
+		return err;
+	size_t count = (size_t)(allglen < slice.len ? allglen : slice.len);
+	if (count > s->gptrs_capacity) {
+		uint64_t *p = realloc(s->gptrs, count * sizeof(*p));
+		if (!p)
+			return &ws_error_nomem;
+		s->gptrs = p;
+		s->gptrs_capacity = count;
+	}
+	if (count &&
+	    (err = ws_remote_read(s->pid, slice.first.address, s->gptrs,
+				  count * sizeof(uint64_t))))
+		return err;
+	*n = count;
+	return NULL;
+}
+
+static struct ws_error *read_gs(struct go_state *s, size_t n)
+{
+	size_t w = (size_t)(s->g_hi - s->g_lo);
+	if (n * w > s->gbuf_capacity) {
+		uint8_t *b = realloc(s->gbuf, n * w);
+		if (!b)
+			return &ws_error_nomem;
+		s->gbuf = b;
+		s->gbuf_capacity = n * w;
+	}
+	struct ws_remote_range ranges[BATCH];
+	for (size_t base = 0; base < n; base += BATCH) {
+		size_t k = n - base < BATCH ? n - base : BATCH;
+		for (size_t i = 0; i < k; i++) {
+			ranges[i] = (struct ws_remote_range){
+				.address = s->gptrs[base + i] + s->g_lo,
+				.buf = s->gbuf + (base + i) * w,
+				.size = w,
+			};
+		}
+		ws_remote_readv(s->pid, ranges, k);
+		/* A g that could not be read: mark it with a null pointer. */
+		for (size_t i = 0; i < k; i++)
+			if (ranges[i].done != w)
+				s->gptrs[base + i] = 0;
+	}
+	return NULL;
+}
+
+/* The runtime.m window at `address`, read once per tick. */
+static const uint8_t *m_window(struct go_state *s, uint64_t address)
+{
+	for (size_t i = 0; i < s->nms; i++)
+		if (s->ms[i].address == address)
+			return s->ms[i].bytes;
+	if (s->nms == s->ms_capacity) {
+		size_t cap = s->ms_capacity ? s->ms_capacity * 2 : 16;
+		void *p = realloc(s->ms, cap * sizeof(*s->ms));
+		if (!p)
+			return NULL;
+		s->ms = p;
+		s->ms_capacity = cap;
+	}
+	size_t w = (size_t)(s->m_hi - s->m_lo);
+	uint8_t *bytes = malloc(w);
+	if (!bytes)
+		return NULL;
+	struct ws_error *err = ws_remote_read(s->pid, address + s->m_lo,
+					      bytes, w);
+	if (err) {
+		ws_error_destroy(err);
+		free(bytes);
+		return NULL;
+	}
+	s->ms[s->nms].address = address;
+	s->ms[s->nms].bytes = bytes;
+	s->nms++;
+	return bytes;
+}
+
+static struct ws_thread *find_thread(struct ws_target *t, pid_t tid)
+{
+	for (size_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].tid == tid && t->threads[i].run != WS_THREAD_GONE)
+			return &t->threads[i];
+	return NULL;
+}
+
+static void set_saved(struct ws_task *task, uint64_t pc, uint64_t sp,
+		      uint64_t bp)
+{
+	task->start = WS_START_SAVED;
+	task->regs.value[WS_REG_RIP] = pc;
+	task->regs.value[WS_REG_RSP] = sp;
+	task->regs.valid = (1u << WS_REG_RIP) | (1u << WS_REG_RSP);
+	if (bp) {
+		task->regs.value[WS_REG_RBP] = bp;
+		task->regs.valid |= 1u << WS_REG_RBP;
+	}
+	if (!pc || !sp) {
+		task->start = WS_START_NONE;
+		task->error = "no saved context";
+	}
+}
+
+/* A running goroutine: the live registers of its M's thread when that
+ * thread is on the goroutine's stack. */
+static void start_running(struct go_state *s, struct ws_target *target,
+			  struct ws_task *task, uint64_t gaddr, uint64_t maddr,
+			  const uint8_t *gw)
+{
+	const struct gfields *g = &s->g;
+	uint64_t pc = get(&g->sched_pc, gw, s->g_lo, s->g_hi);
+	uint64_t sp = get(&g->sched_sp, gw, s->g_lo, s->g_hi);
+	uint64_t bp = get(&g->sched_bp, gw, s->g_lo, s->g_hi);
+	const uint8_t *mw = maddr ? m_window(s, maddr) : NULL;
+	if (!mw) {
+		set_saved(task, pc, sp, bp);
+		return;
+	}
+	pid_t tid = (pid_t)get(&s->m.procid, mw, s->m_lo, s->m_hi);
+	uint64_t curg = get(&s->m.curg, mw, s->m_lo, s->m_hi);
+	uint64_t vdso_sp = get(&s->m.vdso_sp, mw, s->m_lo, s->m_hi);
+	struct ws_thread *th = find_thread(target, tid);
+	task->thread = tid;
+	if (vdso_sp) {
+		set_saved(task, get(&s->m.vdso_pc, mw, s->m_lo, s->m_hi),
+			  vdso_sp, 0);
+		return;
+	}
+	if (!th || !th->regs_valid || curg != gaddr ||
+	    th->regs.rsp < task->stack_lo || th->regs.rsp >= task->stack_hi) {
+		/* On g0/gsignal or mid-switch: g.sched is the goroutine. */
+		set_saved(task, pc, sp, bp);
+		return;
+	}
+	task->start = WS_START_THREAD;
+	long nr;
+	if (ws_syscall_blocked(&th->regs, &nr)) {
+		task->state = WS_STATE_SYSCALL;
+		task->wait_reason = ws_syscall_name(nr);
+	}
+}
+
+static struct ws_error *go_list(struct ws_runtime *runtime,
+				struct ws_target *target,
+				struct ws_task_list *out)
+{
+	struct go_state *s = runtime->state;
+	size_t n;
+	struct ws_error *err = read_gptrs(s, &n);
+	if (!err)
+		err = read_gs(s, n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < s->nms; i++)
+		free(s->ms[i].bytes);
+	s->nms = 0;
+
+	size_t w = (size_t)(s->g_hi - s->g_lo);
+	const struct gfields *g = &s->g;
+	for (size_t i = 0; i < n; i++) {
+		if (!s->gptrs[i])
+			continue;
+		const uint8_t *gw = s->gbuf + i * w;
+		uint64_t status = get(&g->status, gw, s->g_lo, s->g_hi) & ~(uint64_t)G_SCAN;
+		if (status == G_IDLE || status == G_DEAD ||
+		    status == G_MORIBUND_UNUSED || status == G_ENQUEUE_UNUSED)
+			continue;
+		struct ws_task *task = ws_task_list_add(out);
+		if (!task)
+			return &ws_error_nomem;
+		task->id = get(&g->goid, gw, s->g_lo, s->g_hi);
+		task->stack_lo = get(&g->stack_lo, gw, s->g_lo, s->g_hi);
+		task->stack_hi = get(&g->stack_hi, gw, s->g_lo, s->g_hi);
+		task->entry_pc = get(&g->startpc, gw, s->g_lo, s->g_hi);
+		task->creator_pc = get(&g->gopc, gw, s->g_lo, s->g_hi);
+		uint64_t pc = get(&g->sched_pc, gw, s->g_lo, s->g_hi);
+		uint64_t sp = get(&g->sched_sp, gw, s->g_lo, s->g_hi);
+		uint64_t bp = get(&g->sched_bp, gw, s->g_lo, s->g_hi);
+		switch (status) {
+		case G_RUNNING:
+			task->state = WS_STATE_RUNNING;
+			start_running(s, target, task, s->gptrs[i],
+				      get(&g->m, gw, s->g_lo, s->g_hi), gw);
+			break;
+		case G_SYSCALL:
+			task->state = WS_STATE_SYSCALL;
+			/* syscallbp is not kept before Go 1.23: CFI only. */
+			set_saved(task, get(&g->syscallpc, gw, s->g_lo, s->g_hi),
+				  get(&g->syscallsp, gw, s->g_lo, s->g_hi), 0);
+			break;
+		case G_WAITING: {
+			task->state = WS_STATE_WAITING;
+			uint64_t r = get(&g->waitreason, gw, s->g_lo, s->g_hi);
+			task->wait_reason = r < s->nreasons ? s->reasons[r] : NULL;
+			set_saved(task, pc, sp, bp);
+			break;
+		}
+		case G_COPYSTACK:
+			task->state = WS_STATE_WAITING;
+			task->wait_reason = "copystack";
+			set_saved(task, pc, sp, bp);
+			break;
+		case G_RUNNABLE:
+		case G_PREEMPTED:
+		default:
+			task->state = WS_STATE_RUNNABLE;
+			set_saved(task, pc, sp, bp);
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void go_destroy(struct ws_runtime *runtime)
+{
+	struct go_state *s = runtime->state;
+	if (s) {
+		ws_dwtype_program_destroy(s->prog);
+		for (size_t i = 0; i < s->nreasons; i++)
+			free(s->reasons[i]);
+		for (size_t i = 0; i < s->nms; i++)
+			free(s->ms[i].bytes);
+		free(s->ms);
+		free(s->gptrs);
+		free(s->gbuf);
+		free(s);
+	}
+	free(runtime);
+}
+
+static const struct ws_runtime_ops go_ops = {
+	.name = "go",
+	.list_tasks = go_list,
+	.destroy = go_destroy,
+};
+
+struct ws_error *ws_runtime_go_create(struct ws_target *target,
+				      struct ws_symbols *symbols,
+				      struct ws_runtime **ret)
+{
+	struct ws_runtime *rt = calloc(1, sizeof(*rt));
+	struct go_state *s = calloc(1, sizeof(*s));
+	if (!rt || !s) {
+		free(rt);
+		free(s);
+		return &ws_error_nomem;
+	}
+	rt->ops = &go_ops;
+	rt->state = s;
+	rt->root_function = "runtime.goexit";
+	rt->prefer_libdw = true;
+	s->pid = target->pid;
+	struct ws_memory_reader reader = ws_remote_reader(&s->pid);
+	struct ws_error *err = ws_dwtype_program_create(ws_symbols_dwfl(symbols),
+							&reader, &s->prog);
+	if (!err)
+		err = ws_dwtype_global(s->prog, NULL, "runtime.allgs", &s->allgs);
+	if (err && err->kind == WS_ERR_NO_DEBUGINFO &&
+	    ws_runtime_go_detect(symbols)) {
+		ws_error_destroy(err);
+		err = ws_error_create(WS_ERR_NO_DEBUGINFO,
+				      "go: the target is a Go program without DWARF debug info "
+				      "(built with -ldflags=-w or stripped); rebuild it without -w/-s "
+				      "to see goroutines, or use --runtime threads");
+	}
+	if (!err)
+		err = ws_dwtype_global(s->prog, NULL, "runtime.allglen",
+				       &s->allglen);
+	if (!err)
+		err = resolve_g(s);
+	if (err) {
+		go_destroy(rt);
+		return ws_error_wrap(err, "--runtime go");
+	}
+	read_wait_reasons(s);
+	*ret = rt;
+	return NULL;
+}
