@@ -54,6 +54,9 @@ struct ws_task {
 	/* Where the task was created (Go's gopc: a return address), 0 if
 	 * unknown; shown by dump as "created by". */
 	uint64_t creator_pc;
+	/* How many tasks this sample stands for (>= 1; 0 means 1): set when
+	 * only a random subset of the tasks is sampled in a tick. */
+	double scale;
 };
 
 /* A growable list of tasks, reused across ticks. */
@@ -71,11 +74,16 @@ struct ws_runtime;
 
 struct ws_runtime_ops {
 	const char *name;          /* "threads", "go", or the descriptor's */
-	/* Lists every task. Called while every thread of the target is
+	/* Lists the tasks. Called while every thread of the target is
 	 * stopped and its registers are read; must not resume anything and
-	 * should read memory in bulk: this is part of the target's pause. */
+	 * should read memory in bulk: this is part of the target's pause.
+	 * `limit` (0: none) is how many tasks the pause budget affords: an
+	 * adapter that can pick tasks at random without reading them all
+	 * (an array registry) lists about that many, a uniform sample, and
+	 * sets each one's `scale` to (candidates / picked) so weights stay
+	 * unbiased. Others list everything; the sampler subsamples. */
 	struct ws_error *(*list_tasks)(struct ws_runtime *runtime,
-				       struct ws_target *target,
+				       struct ws_target *target, size_t limit,
 				       struct ws_task_list *out);
 	void (*destroy)(struct ws_runtime *runtime);
 };

@@ -22,6 +22,10 @@ struct ws_sampler_options {
 	size_t max_stack;        /* bytes of stack copied per task */
 	size_t max_frames;       /* frames per stack before giving up */
 	long stop_timeout_ns;    /* how long to wait for a thread to stop */
+	/* Pause budget per tick (0: none). When sampling every task would
+	 * take longer, a uniform random subset is sampled and each sample's
+	 * scale says how many tasks it stands for (--max-pause). */
+	uint64_t max_pause_ns;
 };
 
 /* Defaults: --max-stack 128 KiB, 1024 frames, 100 ms stop timeout. */
@@ -37,6 +41,7 @@ struct ws_tick_task {
 	const char *error;           /* could not be sampled: why */
 	size_t first_frame;          /* into ws_tick.frames */
 	size_t nframes;              /* innermost first */
+	double scale;                /* tasks this sample stands for (>= 1) */
 	/* The task's creation site (creator_pc), or NULL. */
 	const struct ws_location *creator;
 };
@@ -47,6 +52,8 @@ struct ws_tick {
 	struct ws_frame *frames;
 	uint64_t start_ns;           /* CLOCK_MONOTONIC when the stop began */
 	uint64_t pause_ns;           /* how long the target was stopped */
+	size_t listed;               /* tasks the registry had (estimated when
+				      * the adapter sampled) */
 };
 
 struct ws_sampler;

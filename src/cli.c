@@ -34,6 +34,9 @@ static const char help_text[] =
 "      --group-by KEY      all (default: one merged profile), thread, state\n"
 "                          or task: one speedscope profile per group\n"
 "      --runtime NAME      auto (default) or threads: every OS thread is a task\n"
+"      --max-pause MS      pause budget per tick (default 1; 0 = none): with\n"
+"                          more tasks than fit, a random subset is sampled\n"
+"                          each tick, weighted to stay unbiased\n"
 "      --max-stack BYTES   stack bytes copied per task and tick (default\n"
 "                          128K; suffixes K, M); deeper stacks are cut and end\n"
 "                          in a [stack deeper than --max-stack] frame\n"
@@ -115,6 +118,7 @@ enum {
 	OPT_GROUP_BY = 256,
 	OPT_RUNTIME,
 	OPT_MAX_STACK,
+	OPT_MAX_PAUSE,
 	OPT_JSON,
 };
 
@@ -126,6 +130,7 @@ static const struct option long_options[] = {
 	{"group-by", required_argument, NULL, OPT_GROUP_BY},
 	{"runtime", required_argument, NULL, OPT_RUNTIME},
 	{"max-stack", required_argument, NULL, OPT_MAX_STACK},
+	{"max-pause", required_argument, NULL, OPT_MAX_PAUSE},
 	{"quiet", no_argument, NULL, 'q'},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"help", no_argument, NULL, 'h'},
@@ -175,6 +180,8 @@ static struct ws_error *parse_option(int c, const char *arg,
 		return NULL;
 	case OPT_MAX_STACK:
 		return parse_size(arg, &o->max_stack);
+	case OPT_MAX_PAUSE:
+		return parse_double("--max-pause", arg, 0, 10000, &o->max_pause);
 	case 'q':
 		o->quiet = true;
 		return NULL;
@@ -203,6 +210,7 @@ struct ws_error *ws_cli_parse(int argc, char **argv, struct ws_options *ret)
 		.group_by = WS_GROUP_ALL,
 		.runtime = "auto",
 		.max_stack = 128 * 1024,
+		.max_pause = WS_DEFAULT_MAX_PAUSE_MS,
 	};
 	if (argc < 2)
 		return usage("%s", "missing command (record, attach or dump; see wallspy --help)");

@@ -58,7 +58,7 @@ static struct ws_error *add_tick(struct recording *r,
 			.error = tt->error,
 			.frames = tick->frames + tt->first_frame,
 			.nframes = tt->nframes,
-			.weight = weight,
+			.weight = weight * tt->scale,
 			.time = t,
 		};
 		struct ws_error *err = ws_profile_add(r->profile, &sample);
@@ -230,6 +230,7 @@ int ws_cmd_record(const struct ws_options *o)
 	struct ws_sampler_options so = {
 		.runtime = o->runtime,
 		.max_stack = o->max_stack,
+		.max_pause_ns = (uint64_t)(o->max_pause * 1e6),
 	};
 	if (!err)
 		err = ws_sampler_create(r.target, &so, &r.sampler);

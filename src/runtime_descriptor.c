@@ -807,29 +807,31 @@ static void add_idle_workers(struct state *s, struct ws_target *target,
 
 static struct ws_error *descriptor_list(struct ws_runtime *runtime,
 					struct ws_target *target,
+					size_t limit,
 					struct ws_task_list *out)
 {
 	struct state *s = runtime->state;
 	struct descriptor *d = &s->d;
 	uint64_t count = 0;
+	(void)limit; /* lists are walked whole; the sampler subsamples */
 	struct ws_error *err;
 	if (d->has_count && (err = read_uint_global(&d->count, &count)))
 		return err;
-	uint64_t limit;
+	uint64_t bound;
 	if (d->layout == LAYOUT_LIST)
 		/* The count may be off by one while the list is mid-update;
 		 * the bound also stops a cycle. */
-		limit = d->has_count ? count + 64 : d->max_tasks;
+		bound = d->has_count ? count + 64 : d->max_tasks;
 	else if (d->has_count)
-		limit = count;
+		bound = count;
 	else
-		limit = d->registry.size / (d->layout == LAYOUT_ARRAY
+		bound = d->registry.size / (d->layout == LAYOUT_ARRAY
 						    ? d->task_size : 8);
-	if (limit > d->max_tasks)
-		limit = d->max_tasks;
+	if (bound > d->max_tasks)
+		bound = d->max_tasks;
 
 	/* Names are copied into one buffer sized for this tick. */
-	size_t need = (size_t)(limit + 1) * (d->has_name ? d->name_field.size + 1 : 1) + 4096;
+	size_t need = (size_t)(bound + 1) * (d->has_name ? d->name_field.size + 1 : 1) + 4096;
 	if (need > s->strings_size) {
 		char *p = realloc(s->strings, need);
 		if (!p)
@@ -841,9 +843,9 @@ static struct ws_error *descriptor_list(struct ws_runtime *runtime,
 	if ((err = read_workers(s)))
 		return err;
 	if (d->layout == LAYOUT_LIST)
-		err = walk_list(s, target, limit, out);
+		err = walk_list(s, target, bound, out);
 	else
-		err = walk_array(s, target, limit, out);
+		err = walk_array(s, target, bound, out);
 	if (err)
 		return err;
 	add_idle_workers(s, target, out);

@@ -73,7 +73,28 @@ struct go_state {
 	size_t gbuf_capacity;
 	struct { uint64_t address; uint8_t *bytes; } *ms;
 	size_t nms, ms_capacity;
+	uint64_t rng;
 };
+
+static uint64_t next_random(struct go_state *s)
+{
+	s->rng ^= s->rng << 13;
+	s->rng ^= s->rng >> 7;
+	s->rng ^= s->rng << 17;
+	return s->rng;
+}
+
+/* Moves a uniform random sample of k of the n pointers to the front
+ * (partial Fisher-Yates). */
+static void sample_front(struct go_state *s, size_t n, size_t k)
+{
+	for (size_t i = 0; i < k; i++) {
+		size_t j = i + (size_t)(next_random(s) % (n - i));
+		uint64_t t = s->gptrs[i];
+		s->gptrs[i] = s->gptrs[j];
+		s->gptrs[j] = t;
+	}
+}
 
 /* --- setup --- */
 
@@ -378,11 +399,20 @@ static void start_running(struct go_state *s, struct ws_target *target,
 
 static struct ws_error *go_list(struct ws_runtime *runtime,
 				struct ws_target *target,
+				size_t limit,
 				struct ws_task_list *out)
 {
 	struct go_state *s = runtime->state;
 	size_t n;
 	struct ws_error *err = read_gptrs(s, &n);
+	/* Over budget: read a uniform sample of the goroutine slots; each
+	 * live one found stands for n/limit slots. */
+	double scale = 1;
+	if (!err && limit && limit < n) {
+		sample_front(s, n, limit);
+		scale = (double)n / (double)limit;
+		n = limit;
+	}
 	if (!err)
 		err = read_gs(s, n);
 	if (err)
@@ -405,6 +435,7 @@ static struct ws_error *go_list(struct ws_runtime *runtime,
 		if (!task)
 			return &ws_error_nomem;
 		task->id = get(&g->goid, gw, s->g_lo, s->g_hi);
+		task->scale = scale;
 		task->stack_lo = get(&g->stack_lo, gw, s->g_lo, s->g_hi);
 		task->stack_hi = get(&g->stack_hi, gw, s->g_lo, s->g_hi);
 		task->entry_pc = get(&g->startpc, gw, s->g_lo, s->g_hi);
@@ -486,6 +517,7 @@ struct ws_error *ws_runtime_go_create(struct ws_target *target,
 	rt->root_function = "runtime.goexit";
 	rt->prefer_libdw = true;
 	s->pid = target->pid;
+	s->rng = (uint64_t)ws_now_ns() | 1;
 	struct ws_memory_reader reader = ws_remote_reader(&s->pid);
 	struct ws_error *err = ws_dwtype_program_create(ws_symbols_dwfl(symbols),
 							&reader, &s->prog);

@@ -13,9 +13,11 @@
 
 static struct ws_error *threads_list(struct ws_runtime *runtime,
 				     struct ws_target *target,
+				     size_t limit,
 				     struct ws_task_list *out)
 {
 	(void)runtime;
+	(void)limit;
 	for (size_t i = 0; i < target->nthreads; i++) {
 		struct ws_thread *th = &target->threads[i];
 		if (th->run == WS_THREAD_GONE)

@@ -30,7 +30,19 @@ struct ws_sampler {
 	 * unwound (not started, failed) are hung under the same root. */
 	struct ws_frame root_frame;
 	bool have_root_frame;
+	/* Pause budget: estimated cost of listing + copying one task (ns,
+	 * moving average) and the subsampling random state. */
+	double ns_per_task;
+	uint64_t rng;
 };
+
+static uint64_t next_random(struct ws_sampler *s)
+{
+	s->rng ^= s->rng << 13;
+	s->rng ^= s->rng >> 7;
+	s->rng ^= s->rng << 17;
+	return s->rng;
+}
 
 /* WALLSPY_UNWINDER=libdw|libunwind overrides the runtime's choice (for
  * comparing the two; see wallspy(1)). */
@@ -74,6 +86,8 @@ struct ws_error *ws_sampler_create(struct ws_target *target,
 	if (!s->options.stop_timeout_ns)
 		s->options.stop_timeout_ns = WS_DEFAULT_STOP_TIMEOUT_NS;
 	ws_snapshot_set_init(&s->snapshots, target->pid);
+	s->ns_per_task = 2000; /* a first guess; measured from the first tick */
+	s->rng = ws_now_ns() | 1;
 	s->pcs = calloc(s->options.max_frames, sizeof(*s->pcs));
 	struct ws_error *err = s->pcs ? NULL : &ws_error_nomem;
 	if (!err)
@@ -145,17 +159,64 @@ static struct ws_error *reopen_after_exec(struct ws_sampler *s)
 	return open_debuginfo(s);
 }
 
+/* How many tasks the rest of the pause budget affords (0: no budget). */
+static size_t task_limit(struct ws_sampler *s, uint64_t spent_ns)
+{
+	uint64_t budget = s->options.max_pause_ns;
+	if (!budget)
+		return 0;
+	double left = budget > spent_ns ? (double)(budget - spent_ns) : 0;
+	double n = left / s->ns_per_task;
+	return n < 1 ? 1 : (size_t)n;
+}
+
+/* Keeps a uniform random subset of k tasks (partial Fisher-Yates); each
+ * kept task stands for n/k of them. */
+static void subsample(struct ws_sampler *s, size_t k)
+{
+	struct ws_task_list *l = &s->tasks;
+	size_t n = l->n;
+	for (size_t i = 0; i < k; i++) {
+		size_t j = i + (size_t)(next_random(s) % (n - i));
+		struct ws_task t = l->tasks[i];
+		l->tasks[i] = l->tasks[j];
+		l->tasks[j] = t;
+		double scale = l->tasks[i].scale > 0 ? l->tasks[i].scale : 1;
+		l->tasks[i].scale = scale * (double)n / (double)k;
+	}
+	l->n = k;
+}
+
 /* The part of a tick that runs while the target is stopped. */
 static struct ws_error *stopped_phase(struct ws_sampler *s)
 {
+	struct ws_tick *tick = &s->tick;
+	uint64_t t0 = ws_now_ns();
+	size_t limit = task_limit(s, t0 - tick->start_ns);
 	ws_task_list_clear(&s->tasks);
 	struct ws_error *err = s->runtime->ops->list_tasks(s->runtime,
-							   s->target,
+							   s->target, limit,
 							   &s->tasks);
 	if (err)
 		return err;
-	return ws_snapshot_take(&s->snapshots, s->target, &s->tasks,
-				s->options.max_stack);
+	size_t listed = s->tasks.n;
+	tick->listed = 0;
+	for (size_t i = 0; i < s->tasks.n; i++)
+		tick->listed += s->tasks.tasks[i].scale > 1
+					? (size_t)(s->tasks.tasks[i].scale + 0.5)
+					: 1;
+	if (limit && s->tasks.n > limit)
+		subsample(s, limit);
+	err = ws_snapshot_take(&s->snapshots, s->target, &s->tasks,
+			       s->options.max_stack);
+	if (err)
+		return err;
+	if (listed) {
+		/* Listing and copying dominate a large tick's pause. */
+		double per = (double)(ws_now_ns() - t0) / (double)listed;
+		s->ns_per_task = 0.8 * s->ns_per_task + 0.2 * per;
+	}
+	return NULL;
 }
 
 /* Cuts the frames outside the runtime's root function (the scheduler's);
@@ -215,6 +276,7 @@ static struct ws_error *unwind_all(struct ws_sampler *s)
 		const struct ws_snapshot *snap = &s->snapshots.snaps[i];
 		memset(tt, 0, sizeof(*tt));
 		tt->task = &s->tasks.tasks[i];
+		tt->scale = tt->task->scale > 0 ? tt->task->scale : 1;
 		tt->first_frame = nframes;
 		if (tt->task->creator_pc)
 			tt->creator = ws_symbols_lookup(s->symbols,
