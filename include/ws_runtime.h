@@ -99,6 +99,10 @@ struct ws_runtime {
 	/* Unwind with libdw (reads .debug_frame; Go has no .eh_frame) rather
 	 * than libunwind. */
 	bool prefer_libdw;
+	/* Every task is an OS thread, stopped by every tick anyway: the pause
+	 * budget would save only the stack copies and add sampling noise, so
+	 * these tasks are always all sampled. */
+	bool unbudgeted;
 };
 
 /* Chooses and creates the adapter for a target: "threads"; a descriptor

@@ -66,6 +66,7 @@ struct ws_error *ws_runtime_threads_create(struct ws_runtime **ret)
 	if (!runtime)
 		return &ws_error_nomem;
 	runtime->ops = &threads_ops;
+	runtime->unbudgeted = true;
 	*ret = runtime;
 	return NULL;
 }

@@ -159,15 +159,19 @@ static struct ws_error *reopen_after_exec(struct ws_sampler *s)
 	return open_debuginfo(s);
 }
 
+/* Below this many tasks a tick samples them all: the saving would be
+ * small and the sampling noise large. */
+enum { MIN_TASKS_PER_TICK = 32 };
+
 /* How many tasks the rest of the pause budget affords (0: no budget). */
 static size_t task_limit(struct ws_sampler *s, uint64_t spent_ns)
 {
 	uint64_t budget = s->options.max_pause_ns;
-	if (!budget)
+	if (!budget || s->runtime->unbudgeted)
 		return 0;
 	double left = budget > spent_ns ? (double)(budget - spent_ns) : 0;
 	double n = left / s->ns_per_task;
-	return n < 1 ? 1 : (size_t)n;
+	return n < MIN_TASKS_PER_TICK ? MIN_TASKS_PER_TICK : (size_t)n;
 }
 
 /* Keeps a uniform random subset of k tasks (partial Fisher-Yates); each

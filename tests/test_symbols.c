@@ -2,16 +2,23 @@
  * Tests of ws_symbols on this very process (built -O2 -g): its own noinline
  * functions, a return address, an always_inline function expanded into its
  * caller, libc, an unmapped address, the cache, refresh after dlopen, and a
- * measurement (printed, not asserted) of the lookup cost in libc.
+ * measurement (printed, not asserted) of the lookup cost in libc. Then a Go
+ * program built at test time (DWARF without .debug_aranges), checked against
+ * what the Go runtime itself says of its addresses, and its lookup cost.
  */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -429,6 +436,347 @@ Test(symbols, lookup_cost_in_libc, .timeout = 120)
 		first_us, NPCS, cold_us, cold_wall_us, warm_us, named,
 		inlined, frames, addrinfo_us);
 	cr_expect_gt(named, NPCS * 9 / 10);
+	free(pcs);
+	ws_symbols_destroy(symbols);
+}
+
+/* ---- a Go program, built at test time ---- */
+
+/* Go 1.19 writes .debug_info, .debug_line and .debug_ranges but no
+ * .debug_aranges, so libdw alone places no address in a CU. The program
+ * prints "ready", then the addresses to check, each with what Go's own
+ * runtime (pclntab, independent of DWARF) says of it, then blocks in the
+ * noinline main.park:
+ *   ready ENTRY FILE LINE                       main.park's first instruction
+ *         PC FUNC FILE LINE FUNC FILE LINE      a return address in main.park
+ *                                               inside the inlined main.inner
+ *         PC FUNC FILE LINE                     the bottom frame's return
+ *                                               address, in runtime.goexit */
+static const char go_source[] =
+	"package main\n"
+	"\n"
+	"import (\n"
+	"\t\"fmt\"\n"
+	"\t\"reflect\"\n"
+	"\t\"runtime\"\n"
+	"\t\"time\"\n"
+	")\n"
+	"\n"
+	"// inner is inlined into park.\n"
+	"func inner() {\n"
+	"\treport()\n"
+	"}\n"
+	"\n"
+	"//go:noinline\n"
+	"func report() {\n"
+	"\tvar pcs [32]uintptr\n"
+	"\tn := runtime.Callers(2, pcs[:])\n"
+	"\tentry := reflect.ValueOf(park).Pointer()\n"
+	"\tfile, line := runtime.FuncForPC(entry).FileLine(entry)\n"
+	"\tvar frames []runtime.Frame\n"
+	"\tit := runtime.CallersFrames(pcs[:n])\n"
+	"\tfor {\n"
+	"\t\tf, more := it.Next()\n"
+	"\t\tframes = append(frames, f)\n"
+	"\t\tif !more {\n"
+	"\t\t\tbreak\n"
+	"\t\t}\n"
+	"\t}\n"
+	"\tlast := frames[len(frames)-1]\n"
+	"\tfmt.Printf(\"ready %#x %s %d %#x %s %s %d %s %s %d %#x %s %s %d\\n\",\n"
+	"\t\tentry, file, line,\n"
+	"\t\tpcs[0], frames[0].Function, frames[0].File, frames[0].Line,\n"
+	"\t\tframes[1].Function, frames[1].File, frames[1].Line,\n"
+	"\t\tpcs[n-1], last.Function, last.File, last.Line)\n"
+	"}\n"
+	"\n"
+	"//go:noinline\n"
+	"func park() {\n"
+	"\tinner()\n"
+	"\tfor {\n"
+	"\t\ttime.Sleep(time.Hour)\n"
+	"\t}\n"
+	"}\n"
+	"\n"
+	"func main() {\n"
+	"\tpark()\n"
+	"}\n";
+
+/* Where Go puts a pc. */
+struct go_frame {
+	char function[128];
+	char file[512];
+	int line;
+};
+
+/* The program's report. */
+struct go_truth {
+	uint64_t entry;			/* main.park's first instruction */
+	struct go_frame entry_frame;
+	uint64_t inlined_pc;		/* a return address */
+	struct go_frame inlined[2];	/* main.inner (inlined), main.park */
+	uint64_t goexit_pc;		/* a return address */
+	struct go_frame goexit;
+};
+
+/* One program per test (each test runs in a process of its own): stopped,
+ * reaped and removed by stop_go whether the test passes or not. */
+static char go_dir[64];
+static pid_t go_pid = -1;
+
+static void stop_go(void)
+{
+	if (go_pid > 0) {
+		kill(go_pid, SIGKILL);
+		while (waitpid(go_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	go_pid = -1;
+	if (go_dir[0]) {
+		char cmd[128];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", go_dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "symbols: could not remove %s\n",
+				go_dir);
+		go_dir[0] = '\0';
+	}
+}
+
+/* Builds go_source with `go build ldflags` in a fresh directory (caches
+ * there too: no state outside it), starts it and reads its report. Skips
+ * the test where there is no Go toolchain. */
+static void start_go(const char *ldflags, struct go_truth *truth)
+{
+	if (system("command -v go >/dev/null 2>&1") != 0)
+		cr_skip_test("no Go toolchain");
+	snprintf(go_dir, sizeof(go_dir), "/tmp/wallspy-symbols-XXXXXX");
+	cr_assert_not_null(mkdtemp(go_dir), "mkdtemp: %s", strerror(errno));
+	char path[128], cmd[1024];
+	snprintf(path, sizeof(path), "%s/main.go", go_dir);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(go_source, f);
+	cr_assert_eq(fclose(f), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && GOCACHE='%s/cache' GOPATH='%s/gopath' "
+		 "GO111MODULE=off GOFLAGS=-buildvcs=false "
+		 "go build -ldflags='%s' -o prog main.go >build.log 2>&1",
+		 go_dir, go_dir, go_dir, ldflags);
+	cr_assert_eq(system(cmd), 0, "go build failed (see %s/build.log)",
+		     go_dir);
+	snprintf(path, sizeof(path), "%s/prog", go_dir);
+
+	int fds[2];
+	cr_assert_eq(pipe(fds), 0);
+	pid_t parent = getpid();
+	go_pid = fork();
+	cr_assert_neq(go_pid, -1, "fork: %s", strerror(errno));
+	if (go_pid == 0) {
+		/* Dies with the test even if stop_go never runs. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
+		dup2(fds[1], STDOUT_FILENO);
+		close(fds[0]);
+		close(fds[1]);
+		execl(path, path, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	char line[4096];
+	size_t got = 0;
+	while (got == 0 || line[got - 1] != '\n') {
+		struct pollfd p = { .fd = fds[0], .events = POLLIN };
+		cr_assert_eq(poll(&p, 1, 10000), 1, "%s never said ready",
+			     path);
+		cr_assert_lt(got, sizeof(line) - 1, "report too long");
+		ssize_t n = read(fds[0], line + got, sizeof(line) - 1 - got);
+		cr_assert_gt(n, 0, "%s exited early", path);
+		got += (size_t)n;
+	}
+	line[got] = '\0';
+	close(fds[0]);
+
+	struct go_frame *e = &truth->entry_frame, *i0 = &truth->inlined[0],
+			*i1 = &truth->inlined[1], *g = &truth->goexit;
+	snprintf(e->function, sizeof(e->function), "main.park");
+	int fields = sscanf(line,
+		"ready %" SCNx64 " %511s %d "
+		"%" SCNx64 " %127s %511s %d %127s %511s %d "
+		"%" SCNx64 " %127s %511s %d",
+		&truth->entry, e->file, &e->line,
+		&truth->inlined_pc, i0->function, i0->file, &i0->line,
+		i1->function, i1->file, &i1->line,
+		&truth->goexit_pc, g->function, g->file, &g->line);
+	cr_assert_eq(fields, 14, "report: %s", line);
+	/* The premises: Go expands the inlined call, the goroutine starts in
+	 * runtime.goexit. */
+	cr_assert_str_eq(i0->function, "main.inner", "%s", line);
+	cr_assert_str_eq(i1->function, "main.park", "%s", line);
+	cr_assert_str_eq(g->function, "runtime.goexit", "%s", line);
+}
+
+static struct ws_symbols *create_go(void)
+{
+	struct ws_symbols *symbols = NULL;
+	struct ws_error *err = ws_symbols_create(go_pid, &symbols);
+	cr_assert_null(err, "ws_symbols_create: %s", err ? err->message : "");
+	return symbols;
+}
+
+/* Checks one frame against Go's word for it. */
+static void expect_go_frame(const struct ws_frame *f,
+			    const struct go_frame *truth, bool inlined)
+{
+	cr_assert_not_null(f->function, "unnamed, Go says %s",
+			   truth->function);
+	cr_expect_str_eq(f->function, truth->function);
+	cr_expect_eq(f->inlined, inlined, "%s inlined %d", f->function,
+		     f->inlined);
+	cr_assert_not_null(f->file, "%s has no file", f->function);
+	cr_expect_str_eq(f->file, truth->file, "%s", f->function);
+	cr_expect_eq(f->line, truth->line, "%s line %d, Go says %d",
+		     f->function, f->line, truth->line);
+	cr_expect_str_eq(f->module, "prog");
+}
+
+Test(symbols, go_functions_lines_and_inlining, .fini = stop_go,
+     .timeout = 120)
+{
+	struct go_truth truth;
+	start_go("", &truth);
+	struct ws_symbols *symbols = create_go();
+
+	/* A function's entry: one frame, in main.go, at the func line. */
+	const struct ws_location *loc = ws_symbols_lookup(symbols, truth.entry,
+							  false);
+	cr_assert_eq(loc->nframes, 1, "nframes %zu", loc->nframes);
+	expect_go_frame(&loc->frames[0], &truth.entry_frame, false);
+	cr_expect(ends_with(loc->frames[0].file, ".go"), "file %s",
+		  loc->frames[0].file);
+	cr_expect_gt(loc->frames[0].line, 0);
+	cr_expect_eq(loc->frames[0].address, truth.entry);
+
+	/* Inside an inlined call: the callee, then its caller at the call. */
+	loc = ws_symbols_lookup(symbols, truth.inlined_pc, true);
+	cr_assert_eq(loc->nframes, 2, "nframes %zu: %s", loc->nframes,
+		     loc->frames[0].function);
+	expect_go_frame(&loc->frames[0], &truth.inlined[0], true);
+	expect_go_frame(&loc->frames[1], &truth.inlined[1], false);
+
+	/* An assembly function: DWARF's name, without the symbol table's
+	 * ".abi0", and its line in the .s file. */
+	loc = ws_symbols_lookup(symbols, truth.goexit_pc, true);
+	cr_assert_eq(loc->nframes, 1, "nframes %zu", loc->nframes);
+	expect_go_frame(&loc->frames[0], &truth.goexit, false);
+	cr_expect(ends_with(loc->frames[0].file, ".s"), "file %s",
+		  loc->frames[0].file);
+	/* The pc itself (not a return address) is goexit's too. */
+	loc = ws_symbols_lookup(symbols, truth.goexit_pc, false);
+	cr_assert_not_null(loc->frames[0].function);
+	cr_expect_str_eq(loc->frames[0].function, "runtime.goexit");
+	ws_symbols_destroy(symbols);
+}
+
+/* Without DWARF (-ldflags=-w) names come from the symbol table, where Go's
+ * assembly functions carry their ABI: ".abi0" is dropped, as Go's
+ * tracebacks do. */
+Test(symbols, go_without_dwarf_drops_abi_suffix, .fini = stop_go,
+     .timeout = 120)
+{
+	struct go_truth truth;
+	start_go("-w", &truth);
+	struct ws_symbols *symbols = create_go();
+
+	const struct ws_location *loc = ws_symbols_lookup(symbols,
+							  truth.goexit_pc,
+							  true);
+	cr_assert_eq(loc->nframes, 1);
+	cr_assert_not_null(loc->frames[0].function);
+	cr_expect_str_eq(loc->frames[0].function, "runtime.goexit");
+	cr_expect_null(loc->frames[0].file);
+
+	loc = ws_symbols_lookup(symbols, truth.entry, false);
+	cr_assert_not_null(loc->frames[0].function);
+	cr_expect_str_eq(loc->frames[0].function, "main.park");
+	ws_symbols_destroy(symbols);
+}
+
+/* Prints the cost of lookups in the Go program, as lookup_cost_in_libc
+ * does for libc: the first (loads the DWARF, builds the CU index), then
+ * cold and warm over pcs in the middle of its functions. A measurement, not
+ * a check (but nearly all must get a DWARF name and line). */
+Test(symbols, lookup_cost_in_go, .fini = stop_go, .timeout = 120)
+{
+	enum { NPCS = 1000 };
+	struct go_truth truth;
+	start_go("", &truth);
+	struct ws_symbols *symbols = create_go();
+
+	Dwfl *dwfl = ws_symbols_dwfl(symbols);
+	Dwfl_Module *prog = dwfl_addrmodule(dwfl, truth.entry);
+	cr_assert_not_null(prog);
+	double t0 = now_us(CLOCK_MONOTONIC);
+	Dwarf_Addr bias;
+	cr_assert_not_null(dwfl_module_getdwarf(prog, &bias));
+	double dwarf_us = now_us(CLOCK_MONOTONIC) - t0;
+	t0 = now_us(CLOCK_MONOTONIC);
+	ws_symbols_lookup(symbols, truth.entry, false);
+	double first_us = now_us(CLOCK_MONOTONIC) - t0;
+
+	int nsyms = dwfl_module_getsymtab(prog);
+	cr_assert_gt(nsyms, NPCS);
+	uint64_t *pcs = calloc((size_t)nsyms, sizeof(*pcs));
+	cr_assert_not_null(pcs);
+	size_t npcs = 0;
+	for (int i = 0; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr value;
+		if (!dwfl_module_getsym_info(prog, i, &sym, &value, NULL, NULL,
+					     NULL))
+			continue;
+		if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size > 0)
+			pcs[npcs++] = value + sym.st_size / 2;
+	}
+	qsort(pcs, npcs, sizeof(*pcs), compare_u64);
+	size_t unique = 0;
+	for (size_t i = 0; i < npcs; i++) {
+		if (unique == 0 || pcs[unique - 1] != pcs[i])
+			pcs[unique++] = pcs[i];
+	}
+	cr_assert_geq(unique, NPCS);
+	for (size_t i = 0; i < NPCS; i++)
+		pcs[i] = pcs[i * unique / NPCS];
+
+	size_t with_line = 0, inlined = 0, frames = 0;
+	t0 = now_us(CLOCK_THREAD_CPUTIME_ID);
+	for (size_t i = 0; i < NPCS; i++) {
+		const struct ws_location *loc =
+			ws_symbols_lookup(symbols, pcs[i], false);
+		frames += loc->nframes;
+		inlined += loc->nframes > 1;
+		const struct ws_frame *f = &loc->frames[loc->nframes - 1];
+		with_line += f->function && f->file && f->line > 0;
+	}
+	double cold_us = (now_us(CLOCK_THREAD_CPUTIME_ID) - t0) / NPCS;
+
+	t0 = now_us(CLOCK_THREAD_CPUTIME_ID);
+	for (int round = 0; round < 100; round++) {
+		for (size_t i = 0; i < NPCS; i++)
+			ws_symbols_lookup(symbols, pcs[i], false);
+	}
+	double warm_us = (now_us(CLOCK_THREAD_CPUTIME_ID) - t0) /
+			 (100.0 * NPCS);
+
+	fprintf(stderr,
+		"symbols: Go lookup cost: loading DWARF %.0f us wall, then "
+		"the first lookup %.0f us wall (builds the CU index); per "
+		"lookup over %d pcs: cold %.1f us CPU, warm %.3f us CPU; "
+		"%zu with DWARF name and line, %zu with inlined frames, "
+		"%zu frames\n",
+		dwarf_us, first_us, NPCS, cold_us, warm_us, with_line,
+		inlined, frames);
+	cr_expect_gt(with_line, NPCS * 9 / 10);
 	free(pcs);
 	ws_symbols_destroy(symbols);
 }
