@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -281,8 +282,17 @@ int ws_cmd_record(const struct ws_options *o)
 		char stats[256], target[128];
 		ws_status_format(&r.status, stop_ns, stats, sizeof(stats));
 		describe_target(r.target, target, sizeof(target));
-		fprintf(stderr, "wallspy: %s; %s; wrote %s\n", stats, target,
-			r.output_path);
+		/* wallspy's own cost, without the target's (a reaped child's
+		 * time would count in RUSAGE_CHILDREN, never here). */
+		struct rusage ru;
+		getrusage(RUSAGE_SELF, &ru);
+		double cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+			     (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+		fprintf(stderr,
+			"wallspy: %s; wallspy cpu %.2f s (%.1f us/sample), max rss %ld MB; %s; wrote %s\n",
+			stats, cpu,
+			r.status.samples ? cpu * 1e6 / (double)r.status.samples : 0,
+			ru.ru_maxrss / 1024, target, r.output_path);
 	}
 	ws_sampler_destroy(r.sampler);
 	ws_profile_destroy(r.profile);

@@ -32,22 +32,39 @@ struct string_slot {
 	char *str;
 };
 
-/* One address range of a CU, in the DWARF's addresses (before the module's
- * bias). */
-struct cu_range {
-	Dwarf_Addr low, high;	/* [low, high) */
-	Dwarf_Off cu_offset;	/* of the CU DIE, for dwarf_offdie */
+/* An address range [low, high) in the DWARF's addresses (before the
+ * module's bias), and what lies there. */
+struct addr_range {
+	Dwarf_Addr low, high;
+	uint64_t value;
 };
 
-/* A module's CU ranges, sorted by low and disjoint. Built for the modules
- * where dwfl_module_addrdie missed an address (no or partial .debug_aranges);
- * nranges == 0 when the module has no DWARF or no CU has ranges. */
-struct cu_index {
+/* Ranges sorted by low and disjoint once range_table_finish ran. */
+struct range_table {
+	struct addr_range *ranges;
+	size_t count, capacity;
+};
+
+/* One CU of a module_index. */
+struct indexed_cu {
+	Dwarf_Off offset;	/* of the CU DIE */
+	/* The outermost scopes with code (the functions: what find_call_chain
+	 * enters first from the CU DIE); value is the DIE offset. Built on the
+	 * CU's first lookup. */
+	struct range_table scopes;
+	bool scopes_built;
+};
+
+/* Where the code of a module's CUs and functions lies, for a module whose
+ * .debug_aranges missed an address (Go writes none, clang by default none;
+ * libdw 0.188 finds CUs through them only). Built on that first miss. */
+struct module_index {
 	Dwfl_Module *module;
-	Dwarf *dwarf;
+	Dwarf *dwarf;			/* NULL: the module has no DWARF */
 	Dwarf_Addr bias;
-	struct cu_range *ranges;
-	size_t nranges;
+	struct range_table cu_ranges;	/* value: the index into cus */
+	struct indexed_cu *cus;
+	size_t ncus;
 };
 
 struct ws_symbols {
@@ -61,8 +78,8 @@ struct ws_symbols {
 	size_t strings_capacity;
 	size_t strings_count;
 	/* Few (one per module that needed one): searched linearly. */
-	struct cu_index *cu_indexes;
-	size_t ncu_indexes;
+	struct module_index *module_indexes;
+	size_t nmodule_indexes;
 };
 
 enum {
@@ -214,139 +231,7 @@ static bool cache_rebuild(struct ws_symbols *symbols, size_t capacity,
 	return true;
 }
 
-/* ---- the CU index, for modules whose .debug_aranges miss addresses ---- */
-
-static int compare_cu_ranges(const void *a, const void *b)
-{
-	const struct cu_range *x = a, *y = b;
-	if (x->low != y->low)
-		return x->low < y->low ? -1 : 1;
-	return (x->high > y->high) - (x->high < y->high);
-}
-
-/* Appends every range of every CU of index->dwarf (dwarf_ranges reads
- * DW_AT_low_pc/high_pc and DW_AT_ranges, DWARF 2 to 5), then sorts them and
- * makes them disjoint. Reads the unit headers and the CU DIEs only, not
- * their children (~0.1 ms for a Go binary's 60 CUs). Returns false on out of
- * memory. */
-static bool cu_index_build(struct cu_index *index)
-{
-	struct cu_range *ranges = NULL;
-	size_t nranges = 0, capacity = 0;
-	Dwarf_CU *cu = NULL;
-	Dwarf_Half version;
-	uint8_t unit_type;
-	Dwarf_Die cudie;
-	while (dwarf_get_units(index->dwarf, cu, &cu, &version, &unit_type,
-			       &cudie, NULL) == 0) {
-		/* Type units hold no code; other kinds leave cudie cleared. */
-		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial &&
-		    unit_type != DW_UT_skeleton)
-			continue;
-		Dwarf_Addr base, low, high;
-		ptrdiff_t offset = 0;
-		while ((offset = dwarf_ranges(&cudie, offset, &base, &low,
-					      &high)) > 0) {
-			/* GNU ld leaves the ranges of discarded functions at
-			 * 0, where they overlap each other. */
-			if (low == 0 || low >= high)
-				continue;
-			if (nranges == capacity) {
-				capacity = capacity ? capacity * 2 : 64;
-				struct cu_range *grown = realloc(
-					ranges, capacity * sizeof(*ranges));
-				if (!grown) {
-					free(ranges);
-					return false;
-				}
-				ranges = grown;
-			}
-			ranges[nranges++] = (struct cu_range){
-				.low = low,
-				.high = high,
-				.cu_offset = dwarf_dieoffset(&cudie),
-			};
-		}
-	}
-	if (nranges > 0)
-		qsort(ranges, nranges, sizeof(*ranges), compare_cu_ranges);
-
-	/* CUs do not share code, but should two ranges overlap anyway the
-	 * earlier keeps the overlap, so one binary search settles every pc. */
-	size_t kept = 0;
-	Dwarf_Addr covered = 0;
-	for (size_t i = 0; i < nranges; i++) {
-		struct cu_range range = ranges[i];
-		if (range.low < covered)
-			range.low = covered;
-		if (range.low >= range.high)
-			continue;
-		ranges[kept++] = range;
-		covered = range.high;
-	}
-	index->ranges = ranges;
-	index->nranges = kept;
-	return true;
-}
-
-/* The CU index of `module`, built on first use (a module without DWARF gets
- * an empty one). NULL on out of memory. */
-static struct cu_index *cu_index_get(struct ws_symbols *symbols,
-				     Dwfl_Module *module)
-{
-	for (size_t i = 0; i < symbols->ncu_indexes; i++) {
-		if (symbols->cu_indexes[i].module == module)
-			return &symbols->cu_indexes[i];
-	}
-	struct cu_index index = { .module = module };
-	index.dwarf = dwfl_module_getdwarf(module, &index.bias);
-	if (index.dwarf && !cu_index_build(&index))
-		return NULL;
-	struct cu_index *grown = realloc(symbols->cu_indexes,
-					 (symbols->ncu_indexes + 1) *
-					 sizeof(*grown));
-	if (!grown) {
-		free(index.ranges);
-		return NULL;
-	}
-	symbols->cu_indexes = grown;
-	grown[symbols->ncu_indexes] = index;
-	return &grown[symbols->ncu_indexes++];
-}
-
-/* Finds the CU DIE whose ranges hold `pc` (an address of the process) into
- * *cudie, and the module's bias into *bias. Returns NULL when no CU holds it;
- * on out of memory also sets *out_of_memory. */
-static Dwarf_Die *cu_index_find(struct ws_symbols *symbols,
-				Dwfl_Module *module, Dwarf_Addr pc,
-				Dwarf_Die *cudie, Dwarf_Addr *bias,
-				bool *out_of_memory)
-{
-	struct cu_index *index = cu_index_get(symbols, module);
-	if (!index) {
-		*out_of_memory = true;
-		return NULL;
-	}
-	/* Modular, as in libdwfl: a bias may "wrap". */
-	Dwarf_Addr address = pc - index->bias;
-	/* The first range starting above address; the one before it is the
-	 * only candidate. */
-	size_t low = 0, high = index->nranges;
-	while (low < high) {
-		size_t mid = low + (high - low) / 2;
-		if (index->ranges[mid].low <= address)
-			low = mid + 1;
-		else
-			high = mid;
-	}
-	if (low == 0 || address >= index->ranges[low - 1].high)
-		return NULL;
-	*bias = index->bias;
-	return dwarf_offdie(index->dwarf, index->ranges[low - 1].cu_offset,
-			    cudie);
-}
-
-/* ---- resolving one address ---- */
+/* ---- DWARF: names, call sites, the scopes holding a pc ---- */
 
 /* The name of a subprogram or inlined call: DW_AT_name, following
  * DW_AT_abstract_origin and DW_AT_specification (inlined instances and
@@ -444,21 +329,269 @@ static bool find_call_chain(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *chain,
 	return false;
 }
 
-/* Appends the DWARF frames of `address` (in the DWARF's addresses: the pc
- * less the module's bias) in `cudie` to location: one per enclosing
- * DW_TAG_inlined_subroutine, innermost first, then the DW_TAG_subprogram.
+/* ---- the module index: CUs and functions by address, without aranges ---- */
+
+static bool range_table_add(struct range_table *table, Dwarf_Addr low,
+			    Dwarf_Addr high, uint64_t value)
+{
+	if (table->count == table->capacity) {
+		size_t capacity = table->capacity ? table->capacity * 2 : 64;
+		struct addr_range *grown = realloc(table->ranges, capacity *
+						   sizeof(*grown));
+		if (!grown)
+			return false;
+		table->ranges = grown;
+		table->capacity = capacity;
+	}
+	table->ranges[table->count++] = (struct addr_range){
+		.low = low,
+		.high = high,
+		.value = value,
+	};
+	return true;
+}
+
+/* Adds every range of `die` (dwarf_ranges: DW_AT_low_pc/high_pc or
+ * DW_AT_ranges, DWARF 2 to 5) with `value`. */
+static bool range_table_add_die(struct range_table *table, Dwarf_Die *die,
+				uint64_t value)
+{
+	Dwarf_Addr base, low, high;
+	ptrdiff_t offset = 0;
+	while ((offset = dwarf_ranges(die, offset, &base, &low, &high)) > 0) {
+		/* GNU ld leaves the ranges of discarded functions at 0, where
+		 * they overlap each other. */
+		if (low == 0 || low >= high)
+			continue;
+		if (!range_table_add(table, low, high, value))
+			return false;
+	}
+	return true;
+}
+
+static int compare_ranges(const void *a, const void *b)
+{
+	const struct addr_range *x = a, *y = b;
+	if (x->low != y->low)
+		return x->low < y->low ? -1 : 1;
+	return (x->high > y->high) - (x->high < y->high);
+}
+
+/* Sorts the table and makes it disjoint. Ranges should not overlap, but
+ * should two do anyway the lower keeps the overlap, so that one binary
+ * search settles every address. */
+static void range_table_finish(struct range_table *table)
+{
+	if (table->count == 0)
+		return;
+	qsort(table->ranges, table->count, sizeof(table->ranges[0]),
+	      compare_ranges);
+	size_t kept = 0;
+	Dwarf_Addr covered = 0;
+	for (size_t i = 0; i < table->count; i++) {
+		struct addr_range range = table->ranges[i];
+		if (range.low < covered)
+			range.low = covered;
+		if (range.low >= range.high)
+			continue;
+		table->ranges[kept++] = range;
+		covered = range.high;
+	}
+	table->count = kept;
+}
+
+/* The range holding address, or NULL. O(log count). */
+static const struct addr_range *range_table_find(
+	const struct range_table *table, Dwarf_Addr address)
+{
+	/* The first range starting above address: the one before it is the
+	 * only candidate. */
+	size_t low = 0, high = table->count;
+	while (low < high) {
+		size_t mid = low + (high - low) / 2;
+		if (table->ranges[mid].low <= address)
+			low = mid + 1;
+		else
+			high = mid;
+	}
+	if (low == 0 || address >= table->ranges[low - 1].high)
+		return NULL;
+	return &table->ranges[low - 1];
+}
+
+/* Reads the ranges of every CU of index->dwarf: the unit headers and CU DIEs
+ * only, not their children (~0.1 ms for a Go program's 60 CUs). Returns
+ * false on out of memory. */
+static bool module_index_build(struct module_index *index)
+{
+	Dwarf_CU *cu = NULL;
+	Dwarf_Half version;
+	uint8_t unit_type;
+	Dwarf_Die cudie;
+	size_t capacity = 0;
+	while (dwarf_get_units(index->dwarf, cu, &cu, &version, &unit_type,
+			       &cudie, NULL) == 0) {
+		/* Type units hold no code; other kinds leave cudie cleared. */
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial &&
+		    unit_type != DW_UT_skeleton)
+			continue;
+		if (index->ncus == capacity) {
+			capacity = capacity ? capacity * 2 : 64;
+			struct indexed_cu *grown = realloc(
+				index->cus, capacity * sizeof(*grown));
+			if (!grown)
+				return false;
+			index->cus = grown;
+		}
+		index->cus[index->ncus] = (struct indexed_cu){
+			.offset = dwarf_dieoffset(&cudie),
+		};
+		if (!range_table_add_die(&index->cu_ranges, &cudie,
+					 index->ncus))
+			return false;
+		index->ncus++;
+	}
+	range_table_finish(&index->cu_ranges);
+	return true;
+}
+
+static void module_index_deinit(struct module_index *index)
+{
+	for (size_t i = 0; i < index->ncus; i++)
+		free(index->cus[i].scopes.ranges);
+	free(index->cus);
+	free(index->cu_ranges.ranges);
+}
+
+/* The index of `module`, built on first use (a module without DWARF gets an
+ * empty one, so it is asked once). NULL on out of memory. */
+static struct module_index *module_index_get(struct ws_symbols *symbols,
+					     Dwfl_Module *module)
+{
+	for (size_t i = 0; i < symbols->nmodule_indexes; i++) {
+		if (symbols->module_indexes[i].module == module)
+			return &symbols->module_indexes[i];
+	}
+	struct module_index index = { .module = module };
+	index.dwarf = dwfl_module_getdwarf(module, &index.bias);
+	struct module_index *grown = NULL;
+	if (!index.dwarf || module_index_build(&index))
+		grown = realloc(symbols->module_indexes,
+				(symbols->nmodule_indexes + 1) *
+				sizeof(*grown));
+	if (!grown) {
+		module_index_deinit(&index);
+		return NULL;
+	}
+	symbols->module_indexes = grown;
+	grown[symbols->nmodule_indexes] = index;
+	return &grown[symbols->nmodule_indexes++];
+}
+
+static bool is_scope_with_code(int tag)
+{
+	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+	       tag == DW_TAG_lexical_block || tag == DW_TAG_try_block ||
+	       tag == DW_TAG_catch_block;
+}
+
+/* Adds the ranges of the scopes find_call_chain(parent) would consider
+ * first: parent's children with code, and those of its namespaces. */
+static bool collect_scopes(Dwarf_Die *parent, struct range_table *scopes)
+{
+	Dwarf_Die child;
+	if (dwarf_child(parent, &child) != 0)
+		return true;
+	do {
+		int tag = dwarf_tag(&child);
+		if (is_scope_with_code(tag)) {
+			if (!range_table_add_die(scopes, &child,
+						 dwarf_dieoffset(&child)))
+				return false;
+		} else if (tag == DW_TAG_namespace || tag == DW_TAG_module) {
+			if (!collect_scopes(&child, scopes))
+				return false;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return true;
+}
+
+/* find_call_chain(cudie, address, ...) through the CU's table of scopes:
+ * straight to the function, then only down its subtree. The first lookup
+ * in a CU builds the table, one walk of the CU's top-level DIEs (as costly
+ * as one find_call_chain from the CU: Go writes no DW_AT_sibling, so
+ * stepping over a function parses all of its DIEs). Returns false on out of
+ * memory. */
+static bool indexed_call_chain(struct module_index *index,
+			       struct indexed_cu *cu, Dwarf_Die *cudie,
+			       Dwarf_Addr address, Dwarf_Die *chain,
+			       int *depth)
+{
+	if (!cu->scopes_built) {
+		if (!collect_scopes(cudie, &cu->scopes)) {
+			free(cu->scopes.ranges);
+			cu->scopes = (struct range_table){ 0 };
+			return false;
+		}
+		range_table_finish(&cu->scopes);
+		cu->scopes_built = true;
+	}
+	const struct addr_range *range = range_table_find(&cu->scopes,
+							  address);
+	Dwarf_Die scope;
+	if (!range || !dwarf_offdie(index->dwarf, range->value, &scope))
+		return true;
+	int tag = dwarf_tag(&scope);
+	if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine)
+		chain[(*depth)++] = scope;
+	find_call_chain(&scope, address, chain, depth);
+	return true;
+}
+
+/* Finds the CU holding `pc` through the module index: its DIE in *cudie
+ * (returned), the DWARF address of pc in *address, and the call chain there
+ * as find_call_chain would. Returns NULL when no CU holds pc; on out of
+ * memory also sets *out_of_memory. */
+static Dwarf_Die *indexed_lookup(struct ws_symbols *symbols,
+				 Dwfl_Module *module, Dwarf_Addr pc,
+				 Dwarf_Die *cudie, Dwarf_Addr *address,
+				 Dwarf_Die *chain, int *depth,
+				 bool *out_of_memory)
+{
+	struct module_index *index = module_index_get(symbols, module);
+	if (!index) {
+		*out_of_memory = true;
+		return NULL;
+	}
+	if (!index->dwarf)
+		return NULL;
+	/* Modular, as in libdwfl: a bias may "wrap". */
+	*address = pc - index->bias;
+	const struct addr_range *range = range_table_find(&index->cu_ranges,
+							  *address);
+	if (!range)
+		return NULL;
+	struct indexed_cu *cu = &index->cus[range->value];
+	if (!dwarf_offdie(index->dwarf, cu->offset, cudie))
+		return NULL;
+	if (!indexed_call_chain(index, cu, cudie, *address, chain, depth))
+		*out_of_memory = true;
+	return cudie;
+}
+
+/* ---- resolving one address ---- */
+
+/* Appends to location the frames of a call chain (as find_call_chain leaves
+ * it, outermost first): one per DW_TAG_inlined_subroutine inside the
+ * innermost DW_TAG_subprogram, innermost first, then that subprogram.
  * `base` carries the address, module and the pc's own file:line. Returns
- * false when DWARF names no function there (then nothing was appended). On
+ * false when the chain names no function (then nothing was appended). On
  * out of memory sets *out_of_memory. */
-static bool add_dwarf_frames(struct ws_symbols *symbols, Dwarf_Die *cudie,
-			     Dwarf_Addr address, const struct ws_frame *base,
+static bool add_dwarf_frames(struct ws_symbols *symbols, Dwarf_Die *chain,
+			     int depth, const struct ws_frame *base,
 			     struct ws_location **location,
 			     bool *out_of_memory)
 {
-	Dwarf_Die chain[MAX_CALL_DEPTH];
-	int depth = 0;
-	find_call_chain(cudie, address, chain, &depth);
-
 	/* The innermost subprogram is the function (one nested in another,
 	 * GNU C, holds the pc without the outer one's code around it). */
 	int subprogram = -1;
@@ -549,24 +682,30 @@ static struct ws_location *resolve(struct ws_symbols *symbols, uint64_t pc,
 	}
 	base.module_offset = pc - start;
 
-	/* The CU: libdwfl's lookup (through .debug_aranges) first, so
-	 * modules that have them (gcc's output, libc) take the path they
-	 * always took; our CU index for the rest (Go, clang). */
-	Dwarf_Addr bias = 0;
-	Dwarf_Die cudie_storage;
-	Dwarf_Die *cudie = dwfl_module_addrdie(module, lookup_pc, &bias);
+	/* The CU and the call chain: libdwfl's lookup (through
+	 * .debug_aranges) first, so modules that have them (gcc's output,
+	 * libc) take the path they always took; the module index for the
+	 * rest (Go, clang). */
+	Dwarf_Die chain[MAX_CALL_DEPTH];
+	int depth = 0;
+	Dwarf_Addr bias;
 	const char *file = NULL;
+	Dwarf_Die *cudie = dwfl_module_addrdie(module, lookup_pc, &bias);
 	if (cudie) {
 		Dwfl_Line *line = dwfl_module_getsrc(module, lookup_pc);
 		if (line)
 			file = dwfl_lineinfo(line, NULL, &base.line, NULL,
 					     NULL, NULL);
+		find_call_chain(cudie, lookup_pc - bias, chain, &depth);
 	} else {
-		cudie = cu_index_find(symbols, module, lookup_pc,
-				      &cudie_storage, &bias, &out_of_memory);
+		Dwarf_Die cudie_storage;
+		Dwarf_Addr address;
+		cudie = indexed_lookup(symbols, module, lookup_pc,
+				       &cudie_storage, &address, chain,
+				       &depth, &out_of_memory);
 		/* dwfl_module_getsrc goes through .debug_aranges too. */
 		Dwarf_Line *line = cudie ?
-			dwarf_getsrc_die(cudie, lookup_pc - bias) : NULL;
+			dwarf_getsrc_die(cudie, address) : NULL;
 		if (line) {
 			file = dwarf_linesrc(line, NULL, NULL);
 			dwarf_lineno(line, &base.line);
@@ -576,9 +715,8 @@ static struct ws_location *resolve(struct ws_symbols *symbols, uint64_t pc,
 	if (!base.file)
 		base.line = 0;
 
-	if ((!cudie || !add_dwarf_frames(symbols, cudie, lookup_pc - bias,
-					 &base, &location, &out_of_memory)) &&
-	    !out_of_memory) {
+	if (!add_dwarf_frames(symbols, chain, depth, &base, &location,
+			      &out_of_memory) && !out_of_memory) {
 		/* No DWARF function (stripped module, assembly, PLT): the
 		 * symbol table, a linear scan (~0.5 ms in libc). */
 		GElf_Off offset;
@@ -671,9 +809,9 @@ void ws_symbols_destroy(struct ws_symbols *symbols)
 	for (size_t i = 0; i < symbols->strings_capacity; i++)
 		free(symbols->strings[i].str);
 	free(symbols->strings);
-	for (size_t i = 0; i < symbols->ncu_indexes; i++)
-		free(symbols->cu_indexes[i].ranges);
-	free(symbols->cu_indexes);
+	for (size_t i = 0; i < symbols->nmodule_indexes; i++)
+		module_index_deinit(&symbols->module_indexes[i]);
+	free(symbols->module_indexes);
 	if (symbols->dwfl)
 		dwfl_end(symbols->dwfl);
 	free(symbols);
