@@ -53,8 +53,9 @@ struct ws_target {
 	size_t stop_timeouts;    /* threads that did not stop in time, total */
 };
 
-/* Launches argv[0] (PATH searched) already seized: the tracee runs no
- * instruction of the new program before wallspy traces it. Its stdio is
+/* Launches argv[0] (PATH searched) already seized, and leaves it stopped
+ * at its exec, before the new program's first instruction: the caller
+ * prepares sampling, then starts it with ws_target_resume_all. Its stdio is
  * wallspy's. Errors: WS_ERR_NO_PROCESS when the command cannot be executed
  * ("record: cannot execute 'x': No such file or directory"). */
 struct ws_error *ws_target_launch(char *const argv[], struct ws_target **ret);

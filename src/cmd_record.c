@@ -253,6 +253,9 @@ int ws_cmd_record(const struct ws_options *o)
 		return ws_cli_report(err);
 	}
 
+	/* A launched command waits at its exec stop until now: the clock
+	 * starts with its first instruction. */
+	ws_target_resume_all(r.target);
 	ws_status_init(&r.status, !o->quiet && isatty(STDERR_FILENO),
 		       ws_now_ns());
 	err = sample_loop(&r);

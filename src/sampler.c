@@ -34,6 +34,7 @@ struct ws_sampler {
 	 * moving average) and the subsampling random state. */
 	double ns_per_task;
 	uint64_t rng;
+	uint64_t last_refresh_ns;  /* of the module list (dlopen) */
 };
 
 static uint64_t next_random(struct ws_sampler *s)
@@ -223,6 +224,23 @@ static struct ws_error *stopped_phase(struct ws_sampler *s)
 	return NULL;
 }
 
+/* A pc in no known module: a library loaded since the modules were read
+ * (a launched command starts with only its executable and ld.so mapped, or
+ * dlopen). Re-reads the module list at most once a second. */
+static bool refresh_modules(struct ws_sampler *s)
+{
+	uint64_t now = ws_now_ns();
+	if (s->last_refresh_ns && now - s->last_refresh_ns < 1000000000ull)
+		return false;
+	s->last_refresh_ns = now;
+	struct ws_error *err = ws_symbols_refresh(s->symbols);
+	if (err) {
+		ws_error_destroy(err);
+		return false;
+	}
+	return true;
+}
+
 /* Cuts the frames outside the runtime's root function (the scheduler's);
  * returns the number kept. */
 static size_t cut_at_root(struct ws_sampler *s, struct ws_frame *frames,
@@ -310,6 +328,10 @@ static struct ws_error *unwind_all(struct ws_sampler *s)
 			const struct ws_location *loc = ws_symbols_lookup(
 				s->symbols, s->pcs[k].pc,
 				s->pcs[k].is_return_address);
+			if (!loc->frames[0].module && refresh_modules(s))
+				loc = ws_symbols_lookup(s->symbols,
+							s->pcs[k].pc,
+							s->pcs[k].is_return_address);
 			struct ws_frame *out = reserve_frames(s, nframes,
 							      loc->nframes + 1);
 			if (!out)

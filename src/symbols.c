@@ -419,40 +419,88 @@ static const struct addr_range *range_table_find(
 	return &table->ranges[low - 1];
 }
 
-/* Reads the ranges of every CU of index->dwarf: the unit headers and CU DIEs
- * only, not their children (~0.1 ms for a Go program's 60 CUs). Returns
- * false on out of memory. */
+static int compare_offsets(const void *a, const void *b)
+{
+	Dwarf_Off x = *(const Dwarf_Off *)a, y = *(const Dwarf_Off *)b;
+	return (x > y) - (x < y);
+}
+
+/* The CU DIE offsets .debug_aranges names, sorted (duplicates kept), in
+ * *ret; *count = 0 without aranges. Returns false on out of memory. */
+static bool arange_cus(Dwarf *dwarf, Dwarf_Off **ret, size_t *count)
+{
+	Dwarf_Aranges *aranges;
+	size_t naranges;
+	*ret = NULL;
+	*count = 0;
+	if (dwarf_getaranges(dwarf, &aranges, &naranges) != 0 ||
+	    naranges == 0)
+		return true;
+	Dwarf_Off *offsets = malloc(naranges * sizeof(*offsets));
+	if (!offsets)
+		return false;
+	size_t n = 0;
+	for (size_t i = 0; i < naranges; i++) {
+		Dwarf_Addr start;
+		Dwarf_Word length;
+		if (dwarf_getarangeinfo(dwarf_onearange(aranges, i), &start,
+					&length, &offsets[n]) == 0)
+			n++;
+	}
+	qsort(offsets, n, sizeof(*offsets), compare_offsets);
+	*ret = offsets;
+	*count = n;
+	return true;
+}
+
+/* Reads the ranges of the CUs of index->dwarf that .debug_aranges leaves
+ * out (all of them for Go): the unit headers and those CU DIEs only, not
+ * their children. ~0.1 ms for a small Go program's 60 CUs; for a module
+ * whose aranges cover every CU, an empty index for one pass over the
+ * headers (~0.5-1.5 ms for libc's 2,000). Returns false on out of memory. */
 static bool module_index_build(struct module_index *index)
 {
+	Dwarf_Off *covered;
+	size_t ncovered;
+	if (!arange_cus(index->dwarf, &covered, &ncovered))
+		return false;
+
+	bool ok = true;
 	Dwarf_CU *cu = NULL;
 	Dwarf_Half version;
 	uint8_t unit_type;
 	Dwarf_Die cudie;
 	size_t capacity = 0;
-	while (dwarf_get_units(index->dwarf, cu, &cu, &version, &unit_type,
-			       &cudie, NULL) == 0) {
+	while (ok && dwarf_get_units(index->dwarf, cu, &cu, &version,
+				     &unit_type, &cudie, NULL) == 0) {
 		/* Type units hold no code; other kinds leave cudie cleared. */
 		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial &&
 		    unit_type != DW_UT_skeleton)
+			continue;
+		Dwarf_Off offset = dwarf_dieoffset(&cudie);
+		if (ncovered > 0 && bsearch(&offset, covered, ncovered,
+					    sizeof(*covered), compare_offsets))
 			continue;
 		if (index->ncus == capacity) {
 			capacity = capacity ? capacity * 2 : 64;
 			struct indexed_cu *grown = realloc(
 				index->cus, capacity * sizeof(*grown));
-			if (!grown)
-				return false;
+			if (!grown) {
+				ok = false;
+				break;
+			}
 			index->cus = grown;
 		}
 		index->cus[index->ncus] = (struct indexed_cu){
-			.offset = dwarf_dieoffset(&cudie),
+			.offset = offset,
 		};
-		if (!range_table_add_die(&index->cu_ranges, &cudie,
-					 index->ncus))
-			return false;
+		ok = range_table_add_die(&index->cu_ranges, &cudie,
+					 index->ncus);
 		index->ncus++;
 	}
+	free(covered);
 	range_table_finish(&index->cu_ranges);
-	return true;
+	return ok;
 }
 
 static void module_index_deinit(struct module_index *index)

@@ -582,8 +582,29 @@ struct ws_error *ws_target_launch(char *const argv[], struct ws_target **ret)
 		return ws_error_create(kind, "record: cannot execute '%s': %s",
 				       argv[0], strerror(child_errno));
 	}
-	ws_target_poll_events(t);
-	t->exec_seen = false; /* the first exec is the command itself */
+	/* Hold the new program at its exec stop, before its first
+	 * instruction, until the caller is ready to sample
+	 * (ws_target_resume_all). */
+	for (;;) {
+		int status;
+		pid_t got = waitpid(pid, &status, __WALL);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got != pid || WIFEXITED(status) || WIFSIGNALED(status)) {
+			target_free(t);
+			return ws_error_create(WS_ERR_TARGET_EXITED,
+					       "record: '%s' exited at exec",
+					       argv[0]);
+		}
+		if ((status >> 16) == PTRACE_EVENT_EXEC)
+			break;
+		/* Anything else before the exec (a signal): pass it on. */
+		int sig = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
+		ptrace(PTRACE_CONT, pid, 0, (void *)(long)sig);
+	}
+	struct ws_thread *th = find_thread(t, pid);
+	th->run = WS_THREAD_STOPPED;
+	th->group_stop = false;
 	*ret = t;
 	return NULL;
 }
