@@ -5,9 +5,12 @@
  * and ws_location it hands out. It never attaches to the target: unwinding and
  * DWARF types belong to other modules, which borrow the Dwfl.
  *
- * libdw finds an address's CU through .debug_aranges only; modules without it
- * (Go binaries, clang's default output) get a per-module index of the CUs'
- * own ranges, built on the first address libdw cannot place.
+ * libdw 0.188 finds an address's CU through .debug_aranges only. Go writes
+ * none (nor does clang by default), so the first address libdw cannot place
+ * in a module builds that module's index of the CUs aranges leave out (their
+ * own DW_AT_low_pc/high_pc or DW_AT_ranges), and the first address in each
+ * such CU an index of its functions: a cold lookup there is two binary
+ * searches and a walk of one function's DIEs.
  */
 #include "ws_symbols.h"
 
@@ -77,7 +80,8 @@ struct ws_symbols {
 	struct string_slot *strings;
 	size_t strings_capacity;
 	size_t strings_count;
-	/* Few (one per module that needed one): searched linearly. */
+	/* Few (one per module that needed one): searched linearly. Keyed by
+	 * module: modules are never removed (refresh only adds). */
 	struct module_index *module_indexes;
 	size_t nmodule_indexes;
 };
