@@ -439,7 +439,10 @@ static struct ws_error *go_list(struct ws_runtime *runtime,
 		task->stack_lo = get(&g->stack_lo, gw, s->g_lo, s->g_hi);
 		task->stack_hi = get(&g->stack_hi, gw, s->g_lo, s->g_hi);
 		task->entry_pc = get(&g->startpc, gw, s->g_lo, s->g_hi);
-		task->creator_pc = get(&g->gopc, gw, s->g_lo, s->g_hi);
+		/* The main goroutine was made by the runtime itself; Go's
+		 * traceback names no creator for it either. */
+		if (task->id != 1)
+			task->creator_pc = get(&g->gopc, gw, s->g_lo, s->g_hi);
 		uint64_t pc = get(&g->sched_pc, gw, s->g_lo, s->g_hi);
 		uint64_t sp = get(&g->sched_sp, gw, s->g_lo, s->g_hi);
 		uint64_t bp = get(&g->sched_bp, gw, s->g_lo, s->g_hi);

@@ -572,6 +572,64 @@ bool e2e_is_one_error_line(const char *text)
 	       strchr(text, '\n') == text + len - 1;
 }
 
+void e2e_become_subreaper(void)
+{
+	cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0,
+		     "PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+}
+
+/* Parent PID from /proc/PID/stat ("PID (COMM) S PPID ..."); -1 if gone. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512];
+	FILE *f;
+	int ppid;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* COMM may hold spaces and parentheses: parse after the last ')'. */
+	char *close_paren = strrchr(buf, ')');
+	if (!close_paren || sscanf(close_paren + 1, " %*c %d", &ppid) != 1)
+		return -1;
+	return ppid;
+}
+
+int e2e_adopt_orphans(pid_t *pids, int max)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *ent;
+	pid_t self = getpid();
+	int count = 0;
+
+	cr_assert_not_null(dir, "/proc: %s", strerror(errno));
+	while ((ent = readdir(dir))) {
+		if (ent->d_name[0] < '1' || ent->d_name[0] > '9')
+			continue;
+		pid_t pid = atoi(ent->d_name);
+
+		if (parent_of(pid) != self || is_tracked(pid))
+			continue;
+		if (tracked_pid_count < MAX_TRACKED)
+			track_pid(pid);
+		if (pids && count < max)
+			pids[count] = pid;
+		count++;
+	}
+	closedir(dir);
+	return count;
+}
+
+void e2e_cleanup_adopting(void)
+{
+	e2e_adopt_orphans(NULL, 0);
+	e2e_cleanup();
+}
+
 static int remove_entry(const char *path, const struct stat *st, int flag,
 			struct FTW *ftw)
 {

@@ -135,6 +135,24 @@ bool e2e_match(const char *text, const char *regex);
  * error format). */
 bool e2e_is_one_error_line(const char *text);
 
+/* Makes this test process a child subreaper (PR_SET_CHILD_SUBREAPER, not
+ * inherited by children): a process that a child of ours leaves behind —
+ * the target `wallspy record -d` detached from, or the tracee of a wallspy
+ * that was killed — becomes our child instead of init's, so
+ * e2e_adopt_orphans can register it. Call it before spawning wallspy. */
+void e2e_become_subreaper(void);
+
+/* Registers every child of this process that is not registered yet (the
+ * orphans adopted as subreaper; zombies included) so e2e_cleanup kills and
+ * reaps them, stores up to max of their PIDs in pids (may be NULL) and
+ * returns how many there were. Found by the parent PID in /proc/PID/stat,
+ * so only our own children are ever taken. */
+int e2e_adopt_orphans(pid_t *pids, int max);
+
+/* e2e_adopt_orphans, then e2e_cleanup: the .fini of tests that use
+ * e2e_become_subreaper. */
+void e2e_cleanup_adopting(void);
+
 /* Kills every registered process, frees every registered allocation and
  * removes every temporary directory. Use as .fini of each e2e test. */
 void e2e_cleanup(void);
