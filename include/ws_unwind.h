@@ -8,6 +8,10 @@
  *  - libdwfl's frame unwinder over the symbols' Dwfl, which reads
  *    .debug_frame as well as .eh_frame: Go binaries have only .debug_frame,
  *    and libunwind as packaged falls back to frame pointers there.
+ *    Measured on go_fidelity (105 parked goroutines, Go 1.19): with libdw
+ *    every goroutine's stack contains Go's own traceback frames in order;
+ *    with libunwind 5 do not: goroutines in a syscall (g.syscallsp gives no
+ *    frame pointer) end after their first frame.
  */
 #ifndef WS_UNWIND_H
 #define WS_UNWIND_H
