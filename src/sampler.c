@@ -5,6 +5,7 @@
  */
 #include "ws_sampler.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,7 +36,12 @@ struct ws_sampler {
 	double ns_per_task;
 	uint64_t rng;
 	uint64_t last_refresh_ns;  /* of the module list (dlopen) */
+	/* Where the pause goes, summed over ticks: stop, list, copy, resume
+	 * (printed at the end when WALLSPY_DEBUG_PAUSE is set). */
+	uint64_t phase_ns[4];
 };
+
+static const char *const phase_names[4] = {"stop", "list", "copy", "resume"};
 
 static uint64_t next_random(struct ws_sampler *s)
 {
@@ -113,6 +119,13 @@ void ws_sampler_destroy(struct ws_sampler *s)
 {
 	if (!s)
 		return;
+	if (getenv("WALLSPY_DEBUG_PAUSE") && s->ticks) {
+		fprintf(stderr, "wallspy: mean pause per tick:");
+		for (int i = 0; i < 4; i++)
+			fprintf(stderr, " %s %.3f ms", phase_names[i],
+				(double)s->phase_ns[i] / (double)s->ticks / 1e6);
+		fputc('\n', stderr);
+	}
 	ws_runtime_destroy(s->runtime);
 	ws_unwinder_destroy(s->unwinder);
 	ws_symbols_destroy(s->symbols);
@@ -205,6 +218,8 @@ static struct ws_error *stopped_phase(struct ws_sampler *s)
 	if (err)
 		return err;
 	size_t listed = s->tasks.n;
+	uint64_t t1 = ws_now_ns();
+	s->phase_ns[1] += t1 - t0;
 	tick->listed = 0;
 	for (size_t i = 0; i < s->tasks.n; i++)
 		tick->listed += s->tasks.tasks[i].scale > 1
@@ -216,6 +231,7 @@ static struct ws_error *stopped_phase(struct ws_sampler *s)
 			       s->options.max_stack);
 	if (err)
 		return err;
+	s->phase_ns[2] += ws_now_ns() - t1;
 	if (listed) {
 		/* Listing and copying dominate a large tick's pause. */
 		double per = (double)(ws_now_ns() - t0) / (double)listed;
@@ -378,10 +394,14 @@ struct ws_error *ws_sampler_tick(struct ws_sampler *s,
 	size_t stopped;
 	err = ws_target_stop_all(s->target, s->options.stop_timeout_ns,
 				 &stopped);
+	s->phase_ns[0] += ws_now_ns() - tick->start_ns;
 	if (!err)
 		err = stopped_phase(s);
+	uint64_t resume_start = ws_now_ns();
 	ws_target_resume_all(s->target);
-	tick->pause_ns = ws_now_ns() - tick->start_ns;
+	uint64_t end = ws_now_ns();
+	s->phase_ns[3] += end - resume_start;
+	tick->pause_ns = end - tick->start_ns;
 	if (err)
 		return err;
 	s->ticks++;
