@@ -1,0 +1,114 @@
+/*
+ * End-to-end test of the pause budget (--max-pause): when a tick samples a
+ * random subset of the tasks, weighted by (tasks / sampled), the profile
+ * must match the unsampled one. go_parked_n parks goroutine i in chain
+ * i % 4 (fixtures/go/go_parked_n.go), so each chain holds a quarter of the
+ * goroutines by construction.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "e2e_util.h"
+
+enum { GOROUTINES = 4000 };
+
+static const char *const chain_leaf[4] = {
+	"main.recvInner", "main.selectInner", "main.lockOuter", "main.condOuter",
+};
+
+struct shares {
+	double chain[4];   /* weight under each chain's function */
+	double total;      /* all weight */
+	double seconds;    /* the recording's duration, from the summary */
+};
+
+static void record(pid_t pid, const char *max_pause, struct shares *out)
+{
+	const char *dir = e2e_tmpdir();
+	const char *file = e2e_path(dir, "out.json");
+	char pid_text[32];
+	snprintf(pid_text, sizeof(pid_text), "%d", pid);
+	char *argv[] = { (char *)e2e_wallspy(), "attach", "-d", "3",
+			 "--max-pause", (char *)max_pause, "-o", (char *)file,
+			 pid_text, NULL };
+	struct e2e_result res;
+	e2e_run(argv, dir, 60000, &res);
+	cr_assert_eq(e2e_exit_code(&res), 0, "stderr: %s", res.err);
+	cr_log_info("--max-pause %s: %s", max_pause, res.err);
+	/* The summary is the line "wallspy: SECONDS s, ..." (a warning may
+	 * come first). */
+	bool found = false;
+	for (const char *line = res.err; line && *line && !found;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		found = sscanf(line, "wallspy: %lf s,", &out->seconds) == 1;
+	cr_assert(found, "no summary: %s", res.err);
+
+	cJSON *root = e2e_load_json(file);
+	cr_assert_not_null(root);
+	const cJSON *frames = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "shared"), "frames");
+	int leaf_index[4] = {-1, -1, -1, -1};
+	for (int f = 0; f < cJSON_GetArraySize(frames); f++) {
+		const char *name = cJSON_GetObjectItem(cJSON_GetArrayItem(frames, f), "name")->valuestring;
+		for (int c = 0; c < 4; c++)
+			if (strcmp(name, chain_leaf[c]) == 0)
+				leaf_index[c] = f;
+	}
+	memset(out->chain, 0, sizeof(out->chain));
+	out->total = 0;
+	const cJSON *profile;
+	cJSON_ArrayForEach(profile, cJSON_GetObjectItem(root, "profiles")) {
+		const cJSON *samples = cJSON_GetObjectItem(profile, "samples");
+		const cJSON *weights = cJSON_GetObjectItem(profile, "weights");
+		for (int i = 0; i < cJSON_GetArraySize(samples); i++) {
+			double w = cJSON_GetArrayItem(weights, i)->valuedouble;
+			out->total += w;
+			const cJSON *idx;
+			cJSON_ArrayForEach(idx, cJSON_GetArrayItem(samples, i))
+				for (int c = 0; c < 4; c++)
+					if (idx->valueint == leaf_index[c])
+						out->chain[c] += w;
+		}
+	}
+}
+
+Test(e2e_budget, sampled_profile_matches_unsampled, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	char count[16];
+	snprintf(count, sizeof(count), "%d", GOROUTINES);
+	char *argv[] = { (char *)e2e_fixture("go/go_parked_n"), count, NULL };
+	if (access(argv[0], X_OK) != 0)
+		cr_skip_test("Go fixtures not built");
+	struct e2e_spawn_opts opts = { .pipe_stdout = true };
+	struct e2e_proc proc = e2e_spawn(argv, &opts);
+	char ready[64];
+	snprintf(ready, sizeof(ready), "ready pid=%d", proc.pid);
+	cr_assert(e2e_wait_line(proc.out_fd, ready, 30000), "no ready line");
+
+	struct shares all, sampled;
+	record(proc.pid, "0", &all);
+	/* A tenth of a millisecond affords a few hundred of the 4000. */
+	record(proc.pid, "0.1", &sampled);
+
+	/* Unsampled: every goroutine every tick, a quarter per chain. */
+	for (int c = 0; c < 4; c++) {
+		double per_second = all.chain[c] / all.seconds;
+		cr_expect(fabs(per_second - GOROUTINES / 4.0) <= 0.05 * GOROUTINES / 4.0,
+			  "unsampled: chain %s holds %.0f goroutine-seconds per second, expected %d",
+			  chain_leaf[c], per_second, GOROUTINES / 4);
+	}
+	/* Sampled: the same within 5 %, chain by chain and in total. */
+	for (int c = 0; c < 4; c++) {
+		double a = all.chain[c] / all.seconds;
+		double s = sampled.chain[c] / sampled.seconds;
+		cr_expect(fabs(s - a) <= 0.05 * a,
+			  "chain %s: %.0f goroutines per second sampled vs %.0f unsampled",
+			  chain_leaf[c], s, a);
+	}
+	double a = all.total / all.seconds, s = sampled.total / sampled.seconds;
+	cr_expect(fabs(s - a) <= 0.05 * a,
+		  "total: %.0f goroutines sampled vs %.0f unsampled", s, a);
+}
