@@ -101,6 +101,9 @@ void ws_target_detach(struct ws_target *target);
 /* Kills a launched target (SIGKILL) and reaps it; for attach, detaches. */
 void ws_target_destroy(struct ws_target *target);
 
+/* The live thread `tid`, or NULL (a hash lookup). */
+struct ws_thread *ws_target_find_thread(struct ws_target *target, pid_t tid);
+
 /* Re-reads /proc/PID/task/TID/comm for every live thread (not during a
  * pause: it costs three system calls per thread). */
 void ws_target_read_names(struct ws_target *target);

@@ -547,14 +547,6 @@ static pid_t worker_tid(const struct state *s, uint64_t worker_address,
 	return 0;
 }
 
-static struct ws_thread *find_thread(struct ws_target *t, pid_t tid)
-{
-	for (size_t i = 0; i < t->nthreads; i++)
-		if (t->threads[i].tid == tid)
-			return &t->threads[i];
-	return NULL;
-}
-
 static const char *wait_reason_string(struct state *s, uint64_t address)
 {
 	if (!address)
@@ -675,7 +667,7 @@ static struct ws_error *decode_task(struct state *s, struct ws_target *target,
 		if (d->has_worker)
 			ws_dwtype_field_uint(&d->worker, tb, size, &worker);
 		pid_t tid = worker_tid(s, worker, address);
-		struct ws_thread *th = tid ? find_thread(target, tid) : NULL;
+		struct ws_thread *th = tid ? ws_target_find_thread(target, tid) : NULL;
 		if (th && th->regs_valid) {
 			task->thread = tid;
 			uint64_t sp = th->regs.rsp;
@@ -789,7 +781,7 @@ static void add_idle_workers(struct state *s, struct ws_target *target,
 		const struct worker_info *w = &s->workers[i];
 		if (w->current)
 			continue;
-		struct ws_thread *th = find_thread(target, w->tid);
+		struct ws_thread *th = ws_target_find_thread(target, w->tid);
 		if (!th || !th->regs_valid)
 			continue;
 		struct ws_task *task = ws_task_list_add(out);

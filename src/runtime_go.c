@@ -360,14 +360,6 @@ static const uint8_t *m_window(struct go_state *s, uint64_t address)
 	return bytes;
 }
 
-static struct ws_thread *find_thread(struct ws_target *t, pid_t tid)
-{
-	for (size_t i = 0; i < t->nthreads; i++)
-		if (t->threads[i].tid == tid && t->threads[i].run != WS_THREAD_GONE)
-			return &t->threads[i];
-	return NULL;
-}
-
 static void set_saved(struct ws_task *task, uint64_t pc, uint64_t sp,
 		      uint64_t bp)
 {
@@ -403,7 +395,7 @@ static void start_running(struct go_state *s, struct ws_target *target,
 	pid_t tid = (pid_t)get(&s->m.procid, mw, s->m_lo, s->m_hi);
 	uint64_t curg = get(&s->m.curg, mw, s->m_lo, s->m_hi);
 	uint64_t vdso_sp = get(&s->m.vdso_sp, mw, s->m_lo, s->m_hi);
-	struct ws_thread *th = find_thread(target, tid);
+	struct ws_thread *th = ws_target_find_thread(target, tid);
 	task->thread = tid;
 	if (vdso_sp) {
 		set_saved(task, get(&s->m.vdso_pc, mw, s->m_lo, s->m_hi),

@@ -49,21 +49,6 @@ static void regs_from_thread(struct ws_regs *r, const struct ws_thread *th)
 	r->valid = (1u << WS_NREGS) - 1;
 }
 
-static struct ws_thread *thread_of(struct ws_target *target, pid_t tid)
-{
-	/* Linear: the thread adapter lists tasks in thread order, so start
-	 * the search where the last one was found. */
-	static size_t hint;
-	for (size_t k = 0; k < target->nthreads; k++) {
-		size_t i = (hint + k) % target->nthreads;
-		if (target->threads[i].tid == tid) {
-			hint = i + 1;
-			return &target->threads[i];
-		}
-	}
-	return NULL;
-}
-
 /* Finds the end of the stack holding sp for a thread, caching the mapping
  * in the thread; reloads the map at most once per tick. */
 static uint64_t thread_stack_end(struct ws_snapshot_set *set,
@@ -130,7 +115,7 @@ struct ws_error *ws_snapshot_take(struct ws_snapshot_set *set,
 		snap->stack_hi = task->stack_hi;
 		uint64_t end = task->stack_hi;
 		if (task->start == WS_START_THREAD) {
-			struct ws_thread *th = thread_of(target, task->thread);
+			struct ws_thread *th = ws_target_find_thread(target, task->thread);
 			if (!th || !th->regs_valid) {
 				snap->error = "thread registers unavailable";
 				continue;

@@ -670,6 +670,12 @@ void ws_target_destroy(struct ws_target *t)
 	target_free(t);
 }
 
+struct ws_thread *ws_target_find_thread(struct ws_target *t, pid_t tid)
+{
+	struct ws_thread *th = find_thread(t, tid);
+	return th && th->run != WS_THREAD_GONE ? th : NULL;
+}
+
 void ws_target_read_names(struct ws_target *t)
 {
 	char path[64];
