@@ -45,6 +45,10 @@ struct ws_task {
 	const char *error;         /* why it cannot be sampled, or NULL */
 	enum ws_task_start start;
 	struct ws_regs regs;       /* WS_START_SAVED */
+	/* The saved rip is where the task will start, not a return address
+	 * (a context that has never run: it points at the entry or the
+	 * runtime's trampoline). Set by the sampler. */
+	bool pc_exact;
 	/* The task's stack [lo, hi); 0, 0 when unknown. Bounds the snapshot
 	 * and stops unwinds that run off the task's stack. */
 	uint64_t stack_lo, stack_hi;

@@ -18,7 +18,9 @@ struct ws_target;
 
 struct ws_snapshot {
 	struct ws_regs regs;      /* starting registers */
-	bool live;                /* live thread registers: frame 0 pc is exact */
+	/* Frame 0's pc is where execution stands (live thread registers, or a
+	 * saved context that has never run), not a return address. */
+	bool pc_exact;
 	uint64_t stack_start;     /* address of the first copied byte (= sp) */
 	size_t stack_size;        /* bytes copied */
 	bool truncated;           /* copy stopped at --max-stack, not at the

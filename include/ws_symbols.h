@@ -68,6 +68,12 @@ const struct ws_location *ws_symbols_lookup(struct ws_symbols *symbols,
  * same addresses may be named after the old one. */
 struct ws_error *ws_symbols_refresh(struct ws_symbols *symbols);
 
+/* Finds the address of function `name` in the symbol tables of the loaded
+ * modules (a linear scan: call once, not per tick). A Go assembly symbol's
+ * ".abi0" suffix is ignored. False when there is none. */
+bool ws_symbols_find_function(struct ws_symbols *symbols, const char *name,
+			      uint64_t *address);
+
 /* The underlying Dwfl, for DWARF type lookups (ws_dwtype). Owned by symbols. */
 Dwfl *ws_symbols_dwfl(struct ws_symbols *symbols);
 

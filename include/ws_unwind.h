@@ -50,6 +50,8 @@ struct ws_error *ws_unwinder_set_backend(struct ws_unwinder *unwinder,
 					 enum ws_unwind_backend backend);
 void ws_unwinder_destroy(struct ws_unwinder *unwinder);
 
+enum ws_unwind_backend ws_unwinder_backend(const struct ws_unwinder *unwinder);
+
 /* Forgets cached memory of the previous tick (call once per tick). */
 void ws_unwinder_new_tick(struct ws_unwinder *unwinder);
 

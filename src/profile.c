@@ -531,7 +531,11 @@ static uint64_t group_key(enum ws_group_by group_by,
 		/* Keyed by the name: states sharing a name share a group. */
 		return (uint64_t)(uintptr_t)ws_state_name(sample->state);
 	case WS_GROUP_TASK:
-		return sample->task_id;
+		/* An idle worker is not a task: its id (an OS thread id) must
+		 * not fall into a task's group. */
+		return sample->state == WS_STATE_IDLE
+			       ? sample->task_id | (UINT64_C(1) << 63)
+			       : sample->task_id;
 	}
 	return 0;
 }
@@ -557,7 +561,10 @@ static char *group_name(enum ws_group_by group_by,
 			n = asprintf(&name, "thread %d", sample->thread);
 		break;
 	case WS_GROUP_TASK:
-		if (task_name)
+		if (sample->state == WS_STATE_IDLE)
+			n = asprintf(&name, "idle worker \"%s\" thread %d",
+				     task_name ? task_name : "", sample->thread);
+		else if (task_name)
 			n = asprintf(&name, "task %" PRIu64 " \"%s\"",
 				     sample->task_id, task_name);
 		else

@@ -202,8 +202,11 @@ static struct ws_error *parse_values(struct state *s, const cJSON *values,
 			if (!ok) {
 				char p[256];
 				snprintf(p, sizeof(p), "%s.%s", jpath, v->string);
-				return dmsg(&s->d, p,
-					    "state must be running, runnable, waiting, syscall, idle or done");
+				char msg[128];
+				snprintf(msg, sizeof(msg),
+					 "unknown state '%.40s' (expected running, runnable, waiting, syscall, idle or done)",
+					 v->valuestring);
+				return dmsg(&s->d, p, msg);
 			}
 		}
 		char *end;
@@ -443,10 +446,24 @@ static struct ws_error *parse_descriptor(struct state *s, const char *text)
 	struct descriptor *d = &s->d;
 	cJSON *root = cJSON_Parse(text);
 	if (!root) {
+		/* Where the parser stopped, as line:column, and a one-line
+		 * excerpt of what it saw there. */
 		const char *where = cJSON_GetErrorPtr();
+		int line = 1, column = 1;
+		char excerpt[24] = "";
+		if (where && where >= text) {
+			for (const char *p = text; p < where; p++) {
+				column = *p == '\n' ? 1 : column + 1;
+				line += *p == '\n';
+			}
+			size_t i = 0;
+			for (; i < sizeof(excerpt) - 1 && where[i]; i++)
+				excerpt[i] = (unsigned char)where[i] < ' ' ? ' ' : where[i];
+			excerpt[i] = '\0';
+		}
 		return ws_error_create(WS_ERR_USAGE,
-				       "runtime descriptor %s: invalid JSON near '%.20s'",
-				       d->source, where ? where : "");
+				       "runtime descriptor %s: invalid JSON at line %d, column %d, near '%s'",
+				       d->source, line, column, excerpt);
 	}
 	struct ws_error *err = NULL;
 	const char *format = jstring(root, "wallspy");
@@ -668,7 +685,15 @@ static struct ws_error *decode_task(struct state *s, struct ws_target *target,
 			ws_dwtype_field_uint(&d->worker, tb, size, &worker);
 		pid_t tid = worker_tid(s, worker, address);
 		struct ws_thread *th = tid ? ws_target_find_thread(target, tid) : NULL;
-		if (th && th->regs_valid) {
+		if (th && !th->regs_valid) {
+			/* Its saved context is stale while it runs: say so
+			 * rather than show an old stack. */
+			task->thread = tid;
+			task->start = WS_START_NONE;
+			task->error = "worker thread did not stop in time";
+			return NULL;
+		}
+		if (th) {
 			task->thread = tid;
 			uint64_t sp = th->regs.rsp;
 			if (!task->stack_hi ||
@@ -782,7 +807,7 @@ static void add_idle_workers(struct state *s, struct ws_target *target,
 		if (w->current)
 			continue;
 		struct ws_thread *th = ws_target_find_thread(target, w->tid);
-		if (!th || !th->regs_valid)
+		if (!th)
 			continue;
 		struct ws_task *task = ws_task_list_add(out);
 		if (!task)
@@ -794,6 +819,9 @@ static void add_idle_workers(struct state *s, struct ws_target *target,
 		task->thread = w->tid;
 		task->state = WS_STATE_IDLE;
 		task->start = WS_START_THREAD;
+		/* Idle by the registry; its stack is unknown this tick. */
+		if (!th->regs_valid)
+			task->start = WS_START_NONE;
 	}
 }
 

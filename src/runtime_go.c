@@ -402,6 +402,12 @@ static void start_running(struct go_state *s, struct ws_target *target,
 			  vdso_sp, 0);
 		return;
 	}
+	if (th && !th->regs_valid && curg == gaddr) {
+		/* g.sched is stale while the goroutine runs. */
+		task->start = WS_START_NONE;
+		task->error = "thread did not stop in time";
+		return;
+	}
 	if (!th || !th->regs_valid || curg != gaddr ||
 	    th->regs.rsp < task->stack_lo || th->regs.rsp >= task->stack_hi) {
 		/* On g0/gsignal or mid-switch: g.sched is the goroutine. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "ws_snapshot.h"
 #include "ws_symbols.h"
@@ -23,14 +24,19 @@ struct ws_sampler {
 	struct ws_task_list tasks;
 	struct ws_snapshot_set snapshots;
 	struct ws_pc *pcs;           /* options.max_frames */
+	struct ws_pc *alt_pcs;       /* the same, for a second unwinder's try */
 	struct ws_tick tick;
 	size_t tick_capacity;
 	size_t frames_capacity;
 	uint64_t ticks;
-	/* The root function's frame as last unwound: stacks that cannot be
-	 * unwound (not started, failed) are hung under the same root. */
+	/* The runtime's root function as one frame (at its first line, so
+	 * every task shares it whatever line its trampoline stands at) and its
+	 * address:
+	 * stacks that cannot be unwound (not started, failed) hang under the
+	 * same root, and a saved context at the root's first instruction has
+	 * never run. */
 	struct ws_frame root_frame;
-	bool have_root_frame;
+	uint64_t root_pc;
 	/* Pause budget: estimated cost of listing + copying one task (ns,
 	 * moving average) and the subsampling random state. */
 	double ns_per_task;
@@ -65,11 +71,30 @@ static struct ws_error *choose_backend(struct ws_sampler *s)
 							  : WS_UNWIND_LIBUNWIND);
 }
 
+/* Resolves the runtime's root function (again after an exec). */
+static void find_root(struct ws_sampler *s)
+{
+	memset(&s->root_frame, 0, sizeof(s->root_frame));
+	s->root_pc = 0;
+	if (!s->runtime || !s->runtime->root_function)
+		return;
+	s->root_frame.function = s->runtime->root_function;
+	if (ws_symbols_find_function(s->symbols, s->runtime->root_function,
+				     &s->root_pc)) {
+		/* Named at its first line, the same for every task. */
+		const struct ws_location *loc =
+			ws_symbols_lookup(s->symbols, s->root_pc, false);
+		if (loc->frames[loc->nframes - 1].function)
+			s->root_frame = loc->frames[loc->nframes - 1];
+	}
+}
+
 static struct ws_error *open_debuginfo(struct ws_sampler *s)
 {
 	struct ws_error *err = ws_symbols_create(s->target->pid, &s->symbols);
 	if (err)
 		return err;
+	find_root(s);
 	err = ws_unwinder_create(s->target->pid, ws_symbols_dwfl(s->symbols),
 				 &s->unwinder);
 	if (!err && s->runtime)
@@ -96,15 +121,18 @@ struct ws_error *ws_sampler_create(struct ws_target *target,
 	s->ns_per_task = 2000; /* a first guess; measured from the first tick */
 	s->rng = ws_now_ns() | 1;
 	s->pcs = calloc(s->options.max_frames, sizeof(*s->pcs));
-	struct ws_error *err = s->pcs ? NULL : &ws_error_nomem;
+	s->alt_pcs = calloc(s->options.max_frames, sizeof(*s->alt_pcs));
+	struct ws_error *err = s->pcs && s->alt_pcs ? NULL : &ws_error_nomem;
 	if (!err)
 		err = open_debuginfo(s);
 	if (!err)
 		err = ws_runtime_create(options->runtime ? options->runtime
 							  : "auto",
 					target, s->symbols, &s->runtime);
-	if (!err)
+	if (!err) {
+		find_root(s);
 		err = choose_backend(s);
+	}
 	if (!err)
 		err = ws_maps_reload(&s->snapshots.maps);
 	if (err) {
@@ -132,6 +160,7 @@ void ws_sampler_destroy(struct ws_sampler *s)
 	ws_task_list_deinit(&s->tasks);
 	ws_snapshot_set_deinit(&s->snapshots);
 	free(s->pcs);
+	free(s->alt_pcs);
 	free(s->tick.tasks);
 	free(s->tick.frames);
 	free(s);
@@ -164,7 +193,6 @@ static struct ws_error *reopen_after_exec(struct ws_sampler *s)
 	s->target->exec_seen = false;
 	ws_symbols_destroy(s->symbols);
 	s->symbols = NULL;
-	s->have_root_frame = false;
 	ws_unwinder_destroy(s->unwinder);
 	s->unwinder = NULL;
 	struct ws_error *err = ws_maps_reload(&s->snapshots.maps);
@@ -218,6 +246,13 @@ static struct ws_error *stopped_phase(struct ws_sampler *s)
 	if (err)
 		return err;
 	size_t listed = s->tasks.n;
+	for (size_t i = 0; i < s->tasks.n; i++) {
+		struct ws_task *t = &s->tasks.tasks[i];
+		uint64_t pc = t->regs.value[WS_REG_RIP];
+		t->pc_exact = t->start == WS_START_SAVED &&
+			      ((s->root_pc && pc == s->root_pc) ||
+			       (t->entry_pc && pc == t->entry_pc));
+	}
 	uint64_t t1 = ws_now_ns();
 	s->phase_ns[1] += t1 - t0;
 	tick->listed = 0;
@@ -238,6 +273,64 @@ static struct ws_error *stopped_phase(struct ws_sampler *s)
 		s->ns_per_task = 0.8 * s->ns_per_task + 0.2 * per;
 	}
 	return NULL;
+}
+
+/* True when pc lies in executable memory of the target. An unwinder that
+ * went astray (a frame without unwind info, guessed from a frame pointer
+ * that is not one) yields pcs in data; the stack is cut there rather than
+ * shown with made-up frames. The map is re-read at most once a tick. */
+static bool pc_in_code(struct ws_sampler *s, uint64_t pc, bool *reloaded)
+{
+	const struct ws_mapping *m = ws_maps_find(&s->snapshots.maps, pc);
+	if (!m && !*reloaded) {
+		*reloaded = true;
+		struct ws_error *err = ws_maps_reload(&s->snapshots.maps);
+		ws_error_destroy(err);
+		m = ws_maps_find(&s->snapshots.maps, pc);
+	}
+	return m && (m->prot & PROT_EXEC);
+}
+
+/* Unwinds with the runtime's backend and cuts the stack at the first pc
+ * outside code. When libunwind went astray that way (it has no unwind info
+ * for the vDSO and guesses from frame pointers), the stack is unwound again
+ * with libdw, which reads the vDSO's CFI from memory, and the better result
+ * is kept. */
+static size_t unwind_checked(struct ws_sampler *s,
+			     const struct ws_snapshot *snap,
+			     const char **stop_reason, bool *maps_reloaded)
+{
+	static const char astray[] = "unwind failed: a return address outside code";
+	size_t n = ws_unwind(s->unwinder, snap, s->pcs, s->options.max_frames,
+			     stop_reason);
+	size_t k = 0;
+	while (k < n && pc_in_code(s, s->pcs[k].pc, maps_reloaded))
+		k++;
+	if (k == n)
+		return n;
+	*stop_reason = astray;
+	if (ws_unwinder_backend(s->unwinder) != WS_UNWIND_LIBUNWIND)
+		return k;
+	struct ws_error *err = ws_unwinder_set_backend(s->unwinder,
+						       WS_UNWIND_LIBDW);
+	if (err) {
+		ws_error_destroy(err);
+		return k;
+	}
+	const char *reason2;
+	size_t n2 = ws_unwind(s->unwinder, snap, s->alt_pcs,
+			      s->options.max_frames, &reason2);
+	ws_error_destroy(ws_unwinder_set_backend(s->unwinder,
+						 WS_UNWIND_LIBUNWIND));
+	size_t k2 = 0;
+	while (k2 < n2 && pc_in_code(s, s->alt_pcs[k2].pc, maps_reloaded))
+		k2++;
+	if (k2 == n2 && n2 > k) {
+		memcpy(s->pcs, s->alt_pcs, n2 * sizeof(*s->pcs));
+		*stop_reason = reason2;
+		return n2;
+	}
+	return k;
 }
 
 /* A pc in no known module: a library loaded since the modules were read
@@ -267,8 +360,7 @@ static size_t cut_at_root(struct ws_sampler *s, struct ws_frame *frames,
 		return n;
 	for (size_t k = 0; k < n; k++) {
 		if (frames[k].function && strcmp(frames[k].function, root) == 0) {
-			s->root_frame = frames[k];
-			s->have_root_frame = true;
+			frames[k] = s->root_frame;
 			return k + 1;
 		}
 	}
@@ -293,7 +385,8 @@ static struct ws_error *synthetic_stack(struct ws_sampler *s,
 		*out = loc->frames[loc->nframes - 1];
 		(*nframes)++;
 	}
-	if (s->have_root_frame) {
+	/* An idle worker runs no task: no task root either. */
+	if (s->root_frame.function && task->state != WS_STATE_IDLE) {
 		struct ws_frame *out = reserve_frames(s, *nframes, 1);
 		if (!out)
 			return &ws_error_nomem;
@@ -308,6 +401,7 @@ static struct ws_error *unwind_all(struct ws_sampler *s)
 	struct ws_tick *tick = &s->tick;
 	size_t nframes = 0;
 	struct ws_error *err;
+	bool maps_reloaded = false;
 	ws_unwinder_new_tick(s->unwinder);
 	for (size_t i = 0; i < s->tasks.n; i++) {
 		struct ws_tick_task *tt = &tick->tasks[i];
@@ -328,8 +422,8 @@ static struct ws_error *unwind_all(struct ws_sampler *s)
 			      !tt->task->error))
 				tt->error = snap->error;
 		} else {
-			npcs = ws_unwind(s->unwinder, snap, s->pcs,
-					 s->options.max_frames, &stop_reason);
+			npcs = unwind_checked(s, snap, &stop_reason,
+					      &maps_reloaded);
 			if (npcs == 0)
 				tt->error = stop_reason ? stop_reason
 							: "empty stack";

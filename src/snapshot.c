@@ -121,13 +121,14 @@ struct ws_error *ws_snapshot_take(struct ws_snapshot_set *set,
 				continue;
 			}
 			regs_from_thread(&snap->regs, th);
-			snap->live = true;
+			snap->pc_exact = true;
 			if (!end)
 				end = thread_stack_end(set, th,
 						       snap->regs.value[WS_REG_RSP],
 						       &reloaded);
 		} else if (task->start == WS_START_SAVED) {
 			snap->regs = task->regs;
+			snap->pc_exact = task->pc_exact;
 		} else {
 			snap->error = task->error ? task->error : "no stack";
 			continue;

@@ -921,6 +921,43 @@ struct ws_error *ws_symbols_refresh(struct ws_symbols *symbols)
 	return NULL;
 }
 
+struct find_function {
+	const char *name;
+	size_t len;
+	uint64_t address;
+};
+
+static int find_function_in(Dwfl_Module *mod, void **userdata,
+			    const char *modname, Dwarf_Addr start, void *arg)
+{
+	(void)userdata, (void)modname, (void)start;
+	struct find_function *ff = arg;
+	int n = dwfl_module_getsymtab(mod);
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr,
+							   NULL, NULL, NULL);
+		if (!name || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		    strncmp(name, ff->name, ff->len) != 0)
+			continue;
+		if (name[ff->len] == '\0' || strcmp(name + ff->len, ".abi0") == 0) {
+			ff->address = addr;
+			return DWARF_CB_ABORT;
+		}
+	}
+	return DWARF_CB_OK;
+}
+
+bool ws_symbols_find_function(struct ws_symbols *symbols, const char *name,
+			      uint64_t *address)
+{
+	struct find_function ff = {.name = name, .len = strlen(name)};
+	dwfl_getmodules(symbols->dwfl, find_function_in, &ff, 0);
+	*address = ff.address;
+	return ff.address != 0;
+}
+
 Dwfl *ws_symbols_dwfl(struct ws_symbols *symbols)
 {
 	return symbols->dwfl;

@@ -290,6 +290,11 @@ struct ws_error *ws_unwinder_set_backend(struct ws_unwinder *u,
 	return NULL;
 }
 
+enum ws_unwind_backend ws_unwinder_backend(const struct ws_unwinder *u)
+{
+	return u->backend;
+}
+
 struct dw_walk {
 	struct ws_pc *pcs;
 	size_t n, max;
@@ -324,7 +329,7 @@ static size_t unwind_libdw(struct ws_unwinder *u,
 			   const struct ws_snapshot *snap, struct ws_pc *pcs,
 			   size_t max, const char **stop_reason)
 {
-	struct dw_walk w = {.pcs = pcs, .max = max, .saved = !snap->live};
+	struct dw_walk w = {.pcs = pcs, .max = max, .saved = !snap->pc_exact};
 	int rc = dwfl_getthread_frames(u->dwfl, DW_TID, dw_frame, &w);
 	if (w.n == max)
 		*stop_reason = "stack deeper than the frame limit";
@@ -349,7 +354,7 @@ static size_t unwind_libunwind(struct ws_unwinder *u,
 		*stop_reason = "unwind failed: cannot start";
 		return 0;
 	}
-	bool exact = snap->live; /* frame 0 of a live thread is not a call */
+	bool exact = snap->pc_exact; /* frame 0 of a live thread is not a call */
 	for (;;) {
 		unw_word_t ip = 0, sp = 0;
 		unw_get_reg(&cursor, UNW_REG_IP, &ip);
@@ -375,7 +380,7 @@ static size_t unwind_libunwind(struct ws_unwinder *u,
 		if (rc < 0) {
 			if (u->hit_truncation)
 				*stop_reason = "stack deeper than --max-stack";
-			else if (n == 1 && !snap->live)
+			else if (n == 1 && !snap->pc_exact)
 				*stop_reason = "unwind failed at the saved pc";
 			/* else: ran out of unwind info: the stack ends */
 			break;
