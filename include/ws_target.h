@@ -98,7 +98,11 @@ int ws_target_take_signal(void);
  * signal, and left running (or in its group stop). Safe after exit. */
 void ws_target_detach(struct ws_target *target);
 
-/* Kills a launched target (SIGKILL) and reaps it; for attach, detaches. */
+/* Kills a launched target (SIGKILL) and reaps it, so nothing of it
+ * outlives wallspy's failure. */
+void ws_target_kill(struct ws_target *target);
+
+/* Detaches from a target still alive and frees it. */
 void ws_target_destroy(struct ws_target *target);
 
 /* The live thread `tid`, or NULL (a hash lookup). */

@@ -32,6 +32,7 @@ struct recording {
 	char *output_path;
 	bool interrupted;
 	bool warned_late;
+	uint64_t failed_ticks, failed_ticks_in_row;
 	uint64_t rng;
 };
 
@@ -116,9 +117,29 @@ static struct ws_error *sample_loop(struct recording *r)
 		}
 		const struct ws_tick *tick;
 		struct ws_error *err = ws_sampler_tick(r->sampler, &tick);
-		if (err)
-			return err;
 		k++;
+		if (err) {
+			/* The target exiting during a tick ends the recording
+			 * like any exit. Another failure of one tick (a
+			 * registry caught mid-update) is counted and the
+			 * recording goes on; only a run of them is fatal. */
+			ws_target_poll_events(r->target);
+			if (r->target->exited || err->kind == WS_ERR_NO_PROCESS) {
+				ws_error_destroy(err);
+				return NULL;
+			}
+			if (++r->failed_ticks_in_row >= 100)
+				return ws_error_wrap(err, "100 ticks failed in a row");
+			r->failed_ticks++;
+			if (r->failed_ticks == 1) {
+				ws_status_clear(&r->status);
+				fprintf(stderr, "wallspy: a tick failed (%s); going on\n",
+					err->message);
+			}
+			ws_error_destroy(err);
+			continue;
+		}
+		r->failed_ticks_in_row = 0;
 		if (tick->ntasks == 0)
 			continue; /* the target exited during the tick */
 		ws_status_tick(&r->status, tick->pause_ns, tick->ntasks);
@@ -246,7 +267,7 @@ int ws_cmd_record(const struct ws_options *o)
 	if (err) {
 		/* A launched command must not run on unprofiled. */
 		if (r.target->launched)
-			kill(r.target->pid, SIGKILL);
+			ws_target_kill(r.target);
 		ws_target_destroy(r.target);
 		ws_sampler_destroy(r.sampler);
 		free(r.output_path);

@@ -353,14 +353,16 @@ static bool refresh_modules(struct ws_sampler *s)
 /* Cuts the frames outside the runtime's root function (the scheduler's);
  * returns the number kept. */
 static size_t cut_at_root(struct ws_sampler *s, struct ws_frame *frames,
-			  size_t n)
+			  size_t n, bool *found)
 {
 	const char *root = s->runtime->root_function;
+	*found = false;
 	if (!root)
 		return n;
 	for (size_t k = 0; k < n; k++) {
 		if (frames[k].function && strcmp(frames[k].function, root) == 0) {
 			frames[k] = s->root_frame;
+			*found = true;
 			return k + 1;
 		}
 	}
@@ -450,12 +452,13 @@ static struct ws_error *unwind_all(struct ws_sampler *s)
 			       loc->nframes * sizeof(*out));
 			nframes += loc->nframes;
 		}
+		bool reached_root;
 		size_t kept = cut_at_root(s, tick->frames + tt->first_frame,
-					  nframes - tt->first_frame);
-		if (kept < nframes - tt->first_frame) {
-			nframes = tt->first_frame + kept;
-			stop_reason = NULL; /* reached the root: complete */
-		}
+					  nframes - tt->first_frame,
+					  &reached_root);
+		nframes = tt->first_frame + kept;
+		if (reached_root)
+			stop_reason = NULL; /* complete, whatever lay beyond */
 		if (stop_reason) {
 			/* Say where the stack was cut instead of presenting
 			 * a partial stack as a whole one. */

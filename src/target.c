@@ -257,10 +257,20 @@ static void handle_status(struct ws_target *t, pid_t tid, int status,
 
 	switch (event) {
 	case 0:
-		/* Signal-delivery stop: hand the signal on at once. A pending
-		 * interrupt is not lost: it traps after the signal is handled. */
+		/* Signal-delivery stop. During a tick, a thread we are
+		 * stopping is sampled right here, before its handler runs
+		 * (a Go thread interrupted inside a SIGURG handler would be on
+		 * its signal stack, away from its goroutine), and the signal
+		 * goes with the resume at the end of the tick. Otherwise it is
+		 * handed on at once. Either way our pending interrupt is not
+		 * lost: it traps after the signal is handled, and that stop is
+		 * answered like any other. */
 		th->pending_signal = sig;
 		th->group_stop = false;
+		if (stopping && th->interrupt_sent) {
+			th->interrupt_sent = false;
+			return;
+		}
 		resume_thread(th);
 		return;
 	case PTRACE_EVENT_CLONE: {
@@ -655,6 +665,27 @@ void ws_target_detach(struct ws_target *t)
 	}
 	/* If any thread never stopped, ptrace still holds it; the kernel
 	 * detaches it when wallspy exits. */
+}
+
+void ws_target_kill(struct ws_target *t)
+{
+	if (!t || t->exited)
+		return;
+	kill(t->pid, SIGKILL);
+	/* Reap every thread's report up to the leader's exit. */
+	for (;;) {
+		int status;
+		pid_t got = waitpid(-1, &status, __WALL);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			break;
+		if (got == t->pid && (WIFEXITED(status) || WIFSIGNALED(status))) {
+			t->exited = true;
+			t->exit_status = status;
+			break;
+		}
+	}
 }
 
 void ws_target_destroy(struct ws_target *t)
