@@ -19,6 +19,7 @@
 #include "ws_cli.h"
 #include "ws_output.h"
 #include "ws_profile.h"
+#include "ws_random.h"
 #include "ws_sampler.h"
 #include "ws_status.h"
 #include "ws_target.h"
@@ -33,16 +34,14 @@ struct recording {
 	bool interrupted;
 	bool warned_late;
 	uint64_t failed_ticks, failed_ticks_in_row;
-	uint64_t rng;
+	struct ws_random rng;
 };
 
-/* xorshift64: jitter only needs to be cheap and not periodic. */
+/* Jitter of a tick, uniform in [-0.1, 0.1) intervals: cheap and not
+ * periodic is all it needs. */
 static double jitter(struct recording *r)
 {
-	r->rng ^= r->rng << 13;
-	r->rng ^= r->rng >> 7;
-	r->rng ^= r->rng << 17;
-	return (double)(r->rng >> 11) / (double)(1ull << 53) * 0.2 - 0.1;
+	return ws_random_unit(&r->rng) * 0.2 - 0.1;
 }
 
 static struct ws_error *add_tick(struct recording *r,
@@ -229,7 +228,7 @@ int ws_cmd_record(const struct ws_options *o)
 {
 	struct recording r = {.options = o};
 	struct ws_error *err = NULL;
-	r.rng = ws_now_ns() | 1;
+	ws_random_seed(&r.rng, ws_now_ns());
 
 	ws_target_block_signals();
 	signal(SIGPIPE, SIG_IGN);

@@ -21,6 +21,7 @@
 
 #include "ws_dwtype.h"
 #include "ws_memory.h"
+#include "ws_random.h"
 #include "ws_symbols.h"
 #include "ws_syscalls.h"
 #include "ws_target.h"
@@ -73,23 +74,16 @@ struct go_state {
 	size_t gbuf_capacity;
 	struct { uint64_t address; uint8_t *bytes; } *ms;
 	size_t nms, ms_capacity;
-	uint64_t rng;
+	struct ws_random rng;
 };
 
-static uint64_t next_random(struct go_state *s)
-{
-	s->rng ^= s->rng << 13;
-	s->rng ^= s->rng >> 7;
-	s->rng ^= s->rng << 17;
-	return s->rng;
-}
 
 /* Moves a uniform random sample of k of the n pointers to the front
  * (partial Fisher-Yates). */
 static void sample_front(struct go_state *s, size_t n, size_t k)
 {
 	for (size_t i = 0; i < k; i++) {
-		size_t j = i + (size_t)(next_random(s) % (n - i));
+		size_t j = i + (size_t)ws_random_below(&s->rng, n - i);
 		uint64_t t = s->gptrs[i];
 		s->gptrs[i] = s->gptrs[j];
 		s->gptrs[j] = t;
@@ -545,7 +539,7 @@ struct ws_error *ws_runtime_go_create(struct ws_target *target,
 	rt->root_function = "runtime.goexit";
 	rt->prefer_libdw = true;
 	s->pid = target->pid;
-	s->rng = (uint64_t)ws_now_ns() | 1;
+	ws_random_seed(&s->rng, ws_now_ns());
 	struct ws_memory_reader reader = ws_remote_reader(&s->pid);
 	struct ws_error *err = ws_dwtype_program_create(ws_symbols_dwfl(symbols),
 							&reader, &s->prog);

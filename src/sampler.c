@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "ws_random.h"
 #include "ws_snapshot.h"
 #include "ws_symbols.h"
 #include "ws_target.h"
@@ -40,7 +41,7 @@ struct ws_sampler {
 	/* Pause budget: estimated cost of listing + copying one task (ns,
 	 * moving average) and the subsampling random state. */
 	double ns_per_task;
-	uint64_t rng;
+	struct ws_random rng;
 	uint64_t last_refresh_ns;  /* of the module list (dlopen) */
 	/* Where the pause goes, summed over ticks: stop, list, copy, resume
 	 * (printed at the end when WALLSPY_DEBUG_PAUSE is set). */
@@ -49,13 +50,6 @@ struct ws_sampler {
 
 static const char *const phase_names[4] = {"stop", "list", "copy", "resume"};
 
-static uint64_t next_random(struct ws_sampler *s)
-{
-	s->rng ^= s->rng << 13;
-	s->rng ^= s->rng >> 7;
-	s->rng ^= s->rng << 17;
-	return s->rng;
-}
 
 /* WALLSPY_UNWINDER=libdw|libunwind overrides the runtime's choice (for
  * comparing the two; see wallspy(1)). */
@@ -119,7 +113,7 @@ struct ws_error *ws_sampler_create(struct ws_target *target,
 		s->options.stop_timeout_ns = WS_DEFAULT_STOP_TIMEOUT_NS;
 	ws_snapshot_set_init(&s->snapshots, target->pid);
 	s->ns_per_task = 2000; /* a first guess; measured from the first tick */
-	s->rng = ws_now_ns() | 1;
+	ws_random_seed(&s->rng, ws_now_ns());
 	s->pcs = calloc(s->options.max_frames, sizeof(*s->pcs));
 	s->alt_pcs = calloc(s->options.max_frames, sizeof(*s->alt_pcs));
 	struct ws_error *err = s->pcs && s->alt_pcs ? NULL : &ws_error_nomem;
@@ -223,7 +217,7 @@ static void subsample(struct ws_sampler *s, size_t k)
 	struct ws_task_list *l = &s->tasks;
 	size_t n = l->n;
 	for (size_t i = 0; i < k; i++) {
-		size_t j = i + (size_t)(next_random(s) % (n - i));
+		size_t j = i + (size_t)ws_random_below(&s->rng, n - i);
 		struct ws_task t = l->tasks[i];
 		l->tasks[i] = l->tasks[j];
 		l->tasks[j] = t;

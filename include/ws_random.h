@@ -1,0 +1,41 @@
+/*
+ * ws_random: a small, fast, non-cryptographic generator (xorshift64) for
+ * tick jitter and for picking random subsets of tasks. Not thread-safe;
+ * each user keeps its own state.
+ */
+#ifndef WS_RANDOM_H
+#define WS_RANDOM_H
+
+#include <stdint.h>
+
+struct ws_random {
+	uint64_t state;   /* never 0 */
+};
+
+static inline void ws_random_seed(struct ws_random *r, uint64_t seed)
+{
+	r->state = seed | 1;
+}
+
+static inline uint64_t ws_random_next(struct ws_random *r)
+{
+	r->state ^= r->state << 13;
+	r->state ^= r->state >> 7;
+	r->state ^= r->state << 17;
+	return r->state;
+}
+
+/* Uniform in [0, 1). */
+static inline double ws_random_unit(struct ws_random *r)
+{
+	return (double)(ws_random_next(r) >> 11) / (double)(UINT64_C(1) << 53);
+}
+
+/* Uniform in [0, n), n > 0 (the modulo bias is below 2^-40 for the task
+ * counts used here). */
+static inline uint64_t ws_random_below(struct ws_random *r, uint64_t n)
+{
+	return ws_random_next(r) % n;
+}
+
+#endif
