@@ -656,3 +656,29 @@ void e2e_cleanup(void)
 	}
 	tracked_dir_count = 0;
 }
+
+pid_t e2e_start_fixture(const char *name, const char *arg, const char *ready,
+			int timeout_ms)
+{
+	char *argv[] = { (char *)e2e_fixture(name), (char *)arg, NULL };
+	struct e2e_spawn_opts opts = { .pipe_stdout = true };
+	struct e2e_proc proc = e2e_spawn(argv, &opts);
+
+	cr_assert(e2e_wait_line(proc.out_fd, ready, timeout_ms),
+		  "%s did not print %s", name, ready);
+	close(proc.out_fd);
+	return proc.pid;
+}
+
+void e2e_check_healthy_then_stop(pid_t pid)
+{
+	int status;
+
+	cr_assert(e2e_running_not_stopped(pid, 5, 50),
+		  "target %d stopped or gone after wallspy finished", pid);
+	cr_assert_eq(kill(pid, SIGTERM), 0);
+	cr_assert(e2e_wait_timeout(pid, 5000, &status),
+		  "target did not exit on SIGTERM");
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "target ended with status 0x%x, expected exit 0", status);
+}

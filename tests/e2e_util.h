@@ -78,6 +78,17 @@ void e2e_run(char *const argv[], const char *cwd, int timeout_ms,
 void e2e_collect(struct e2e_proc *proc, int timeout_ms, int signal_to_send,
 		 int signal_after_ms, struct e2e_result *res);
 
+/* Starts fixture `name` (under WS_BUILD_DIR/fixtures) with up to three
+ * arguments (NULL-terminated after them), waits up to timeout_ms for the
+ * line `ready` on its stdout, and returns its pid. Fails the test if the
+ * line does not come. threads_blocked takes its lifetime in seconds. */
+pid_t e2e_start_fixture(const char *name, const char *arg, const char *ready,
+			int timeout_ms);
+
+/* After wallspy is done with a target: it runs, is not stopped, and exits 0
+ * on SIGTERM (so it was left untraced, its signal handling intact). */
+void e2e_check_healthy_then_stop(pid_t pid);
+
 /* Exit code of a normal exit, or -1 (killed, timed out). */
 int e2e_exit_code(const struct e2e_result *res);
 

@@ -28,18 +28,6 @@
 
 enum { EXIT_USAGE = 2, EXIT_NO_DEBUGINFO = 7 };
 
-static pid_t start_parked(void)
-{
-	char *argv[] = { (char *)e2e_fixture("greenrt/greenrt_parked"), NULL };
-	struct e2e_spawn_opts opts = { .pipe_stdout = true };
-	struct e2e_proc proc = e2e_spawn(argv, &opts);
-
-	cr_assert(e2e_wait_line(proc.out_fd, "ready", 20000),
-		  "greenrt_parked did not print ready");
-	close(proc.out_fd);
-	return proc.pid;
-}
-
 /* The fixture's descriptor as a cJSON tree (freed by e2e_cleanup). */
 static cJSON *good_descriptor(void)
 {
@@ -104,7 +92,7 @@ static const char *write_descriptor(const cJSON *root, const char *name)
 static void check_rejected(const char *descriptor, int code,
 			   const char *const names[])
 {
-	pid_t pid = start_parked();
+	pid_t pid = e2e_start_fixture("greenrt/greenrt_parked", NULL, "ready", 20000);
 	char pid_text[32];
 	struct e2e_result res;
 	int status;

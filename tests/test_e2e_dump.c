@@ -36,34 +36,6 @@ static const struct blocked_thread blocked_table[] = {
 };
 enum { BLOCKED_COUNT = sizeof(blocked_table) / sizeof(blocked_table[0]) };
 
-/* Starts threads_blocked and waits for its "ready" line. */
-static pid_t start_threads_blocked(void)
-{
-	char *argv[] = { (char *)e2e_fixture("threads_blocked"), "50", NULL };
-	struct e2e_spawn_opts opts = { .pipe_stdout = true };
-	struct e2e_proc proc = e2e_spawn(argv, &opts);
-
-	cr_assert(e2e_wait_line(proc.out_fd, "ready", 10000),
-		  "threads_blocked did not print ready");
-	close(proc.out_fd);
-	return proc.pid;
-}
-
-/* After wallspy is done: the target runs, is not stopped, and exits 0 on
- * SIGTERM (so it was left untraced and its signal mask untouched). */
-static void check_target_healthy_then_stop(pid_t pid)
-{
-	int status;
-
-	cr_assert(e2e_running_not_stopped(pid, 5, 50),
-		  "target %d stopped or gone after wallspy finished", pid);
-	cr_assert_eq(kill(pid, SIGTERM), 0);
-	cr_assert(e2e_wait_timeout(pid, 5000, &status),
-		  "target did not exit on SIGTERM");
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		  "target ended with status 0x%x, expected exit 0", status);
-}
-
 /* Runs `wallspy dump [--json] PID` and checks it succeeded. */
 static struct e2e_result run_dump(pid_t pid, bool json)
 {
@@ -274,7 +246,7 @@ static void check_blocked_thread(const cJSON *root, pid_t pid,
 
 Test(e2e_dump, json_threads_blocked, .timeout = 60, .fini = e2e_cleanup)
 {
-	pid_t pid = start_threads_blocked();
+	pid_t pid = e2e_start_fixture("threads_blocked", "50", "ready", 10000);
 	struct e2e_result res = run_dump(pid, true);
 	cJSON *root = e2e_parse_json(res.out);
 	const cJSON *task;
@@ -311,7 +283,7 @@ Test(e2e_dump, json_threads_blocked, .timeout = 60, .fini = e2e_cleanup)
 	/* The main thread is there under its comm. */
 	cr_assert_not_null(find_task_by_name(root, "threads_blocked"));
 
-	check_target_healthy_then_stop(pid);
+	e2e_check_healthy_then_stop(pid);
 }
 
 /* --- text format --- */
@@ -339,7 +311,7 @@ static char **text_block(char *text, const char *name, int *count)
 
 Test(e2e_dump, text_threads_blocked, .timeout = 60, .fini = e2e_cleanup)
 {
-	pid_t pid = start_threads_blocked();
+	pid_t pid = e2e_start_fixture("threads_blocked", "50", "ready", 10000);
 	struct e2e_result res = run_dump(pid, false);
 	const char *header_re =
 		"^task [0-9]+ \"[^\"]*\" \\[(running|waiting: [a-z0-9_]+)\\] "
@@ -397,7 +369,7 @@ Test(e2e_dump, text_threads_blocked, .timeout = 60, .fini = e2e_cleanup)
 	free(block);
 	free(text);
 
-	check_target_healthy_then_stop(pid);
+	e2e_check_healthy_then_stop(pid);
 }
 
 /* --- inline frames --- */

@@ -91,33 +91,6 @@ static int load_expected(struct expected_task *out)
 	return n;
 }
 
-/* Starts greenrt_parked and waits for "ready" (every task settled). */
-static pid_t start_parked(void)
-{
-	char *argv[] = { (char *)e2e_fixture("greenrt/greenrt_parked"), NULL };
-	struct e2e_spawn_opts opts = { .pipe_stdout = true };
-	struct e2e_proc proc = e2e_spawn(argv, &opts);
-
-	cr_assert(e2e_wait_line(proc.out_fd, "ready", 20000),
-		  "greenrt_parked did not print ready");
-	close(proc.out_fd);
-	return proc.pid;
-}
-
-/* After wallspy: the target runs, is not stopped, exits 0 on SIGTERM. */
-static void check_target_healthy_then_stop(pid_t pid)
-{
-	int status;
-
-	cr_assert(e2e_running_not_stopped(pid, 5, 50),
-		  "target %d stopped or gone after wallspy finished", pid);
-	cr_assert_eq(kill(pid, SIGTERM), 0);
-	cr_assert(e2e_wait_timeout(pid, 5000, &status),
-		  "target did not exit on SIGTERM");
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		  "target ended with status 0x%x, expected exit 0", status);
-}
-
 static bool is_tid_of(pid_t pid, pid_t tid)
 {
 	pid_t tids[256];
@@ -310,13 +283,13 @@ Test(e2e_green, dump_json_parked, .timeout = 60, .fini = e2e_cleanup)
 {
 	struct expected_task table[MAX_EXPECTED];
 	int ntable = load_expected(table);
-	pid_t pid = start_parked();
+	pid_t pid = e2e_start_fixture("greenrt/greenrt_parked", NULL, "ready", 20000);
 	struct e2e_result res = run_dump(pid, true, NULL, NULL);
 	cJSON *root = e2e_parse_json(res.out);
 
 	cr_assert_not_null(root, "dump --json output is not JSON:\n%s", res.out);
 	check_parked_dump_json(root, pid, table, ntable);
-	check_target_healthy_then_stop(pid);
+	e2e_check_healthy_then_stop(pid);
 }
 
 /* --runtime FILE.json: the same descriptor from a file, the same result. */
@@ -325,7 +298,7 @@ Test(e2e_green, dump_json_parked_descriptor_file, .timeout = 60,
 {
 	struct expected_task table[MAX_EXPECTED];
 	int ntable = load_expected(table);
-	pid_t pid = start_parked();
+	pid_t pid = e2e_start_fixture("greenrt/greenrt_parked", NULL, "ready", 20000);
 	/* A relative path, as a user would type it in the source tree. */
 	struct e2e_result res = run_dump(pid, true,
 					 "fixtures/greenrt/greenrt.wallspy.json",
@@ -334,7 +307,7 @@ Test(e2e_green, dump_json_parked_descriptor_file, .timeout = 60,
 
 	cr_assert_not_null(root, "dump --json output is not JSON:\n%s", res.out);
 	check_parked_dump_json(root, pid, table, ntable);
-	check_target_healthy_then_stop(pid);
+	e2e_check_healthy_then_stop(pid);
 }
 
 /* --runtime threads: OS threads instead of green tasks. */
@@ -343,7 +316,7 @@ Test(e2e_green, dump_json_parked_threads_runtime, .timeout = 60,
 {
 	struct expected_task table[MAX_EXPECTED];
 	int ntable = load_expected(table);
-	pid_t pid = start_parked();
+	pid_t pid = e2e_start_fixture("greenrt/greenrt_parked", NULL, "ready", 20000);
 	struct e2e_result res = run_dump(pid, true, "threads", NULL);
 	cJSON *root = e2e_parse_json(res.out);
 	const cJSON *task;
@@ -392,7 +365,7 @@ Test(e2e_green, dump_json_parked_threads_runtime, .timeout = 60,
 	}
 	cr_assert_eq(spinning_threads, 1, "%d threads in spin_forever",
 		     spinning_threads);
-	check_target_healthy_then_stop(pid);
+	e2e_check_healthy_then_stop(pid);
 }
 
 /* The text dump: header `task ID "NAME" [STATE: REASON] thread TID` (thread
@@ -401,7 +374,7 @@ Test(e2e_green, dump_text_parked, .timeout = 60, .fini = e2e_cleanup)
 {
 	struct expected_task table[MAX_EXPECTED];
 	int ntable = load_expected(table);
-	pid_t pid = start_parked();
+	pid_t pid = e2e_start_fixture("greenrt/greenrt_parked", NULL, "ready", 20000);
 	struct e2e_result res = run_dump(pid, false, NULL, NULL);
 
 	for (int e = 0; e < ntable; e++) {
@@ -446,7 +419,7 @@ Test(e2e_green, dump_text_parked, .timeout = 60, .fini = e2e_cleanup)
 		}
 		free(text);
 	}
-	check_target_healthy_then_stop(pid);
+	e2e_check_healthy_then_stop(pid);
 }
 
 /* --- recorded profiles --- */
@@ -795,7 +768,7 @@ Test(e2e_green, attach_parked_every_task_every_tick, .timeout = 60,
 {
 	struct expected_task table[MAX_EXPECTED];
 	int ntable = load_expected(table);
-	pid_t pid = start_parked();
+	pid_t pid = e2e_start_fixture("greenrt/greenrt_parked", NULL, "ready", 20000);
 	const char *dir = e2e_tmpdir();
 	const char *out = e2e_path(dir, "out.json");
 	char pid_text[32];
@@ -826,14 +799,14 @@ Test(e2e_green, attach_parked_every_task_every_tick, .timeout = 60,
 			  str_of(profile, "name"), total, s.ticks, s.missed, RATE_HZ,
 			  expected);
 	}
-	check_target_healthy_then_stop(pid);
+	e2e_check_healthy_then_stop(pid);
 }
 
 /* --group-by state: one profile per state, each holding only its state's
  * leaves; 7 parked tasks, 1 running, 1 idle worker at every tick. */
 Test(e2e_green, attach_parked_group_by_state, .timeout = 60, .fini = e2e_cleanup)
 {
-	pid_t pid = start_parked();
+	pid_t pid = e2e_start_fixture("greenrt/greenrt_parked", NULL, "ready", 20000);
 	const char *dir = e2e_tmpdir();
 	const char *out = e2e_path(dir, "out.json");
 	char pid_text[32];
@@ -874,7 +847,7 @@ Test(e2e_green, attach_parked_group_by_state, .timeout = 60, .fini = e2e_cleanup
 	cr_assert(fabs(profile_weight(waiting) - 7 * unit) < 1e-6,
 		  "waiting %.3f s, expected 7 x running (%.3f s)",
 		  profile_weight(waiting), unit);
-	check_target_healthy_then_stop(pid);
+	e2e_check_healthy_then_stop(pid);
 }
 
 /* The CPU the test runs last in its affinity set, or -1 with only one. */

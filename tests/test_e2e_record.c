@@ -379,37 +379,9 @@ Test(e2e_record, folded, .timeout = 60, .fini = e2e_cleanup)
 		  "the folded output");
 }
 
-/* Starts threads_blocked (it lives 60 s unless stopped) and waits for
- * "ready". */
-static pid_t start_threads_blocked(void)
-{
-	char *argv[] = { (char *)e2e_fixture("threads_blocked"), "60", NULL };
-	struct e2e_spawn_opts opts = { .pipe_stdout = true };
-	struct e2e_proc proc = e2e_spawn(argv, &opts);
-
-	cr_assert(e2e_wait_line(proc.out_fd, "ready", 10000),
-		  "threads_blocked did not print ready");
-	close(proc.out_fd);
-	return proc.pid;
-}
-
-/* The target is running, not stopped, and exits 0 on SIGTERM. */
-static void check_target_healthy_then_stop(pid_t pid)
-{
-	int status;
-
-	cr_assert(e2e_running_not_stopped(pid, 5, 50),
-		  "target %d stopped or gone after wallspy finished", pid);
-	cr_assert_eq(kill(pid, SIGTERM), 0);
-	cr_assert(e2e_wait_timeout(pid, 5000, &status),
-		  "target did not exit on SIGTERM");
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		  "target ended with status 0x%x, expected exit 0", status);
-}
-
 Test(e2e_record, attach_duration, .timeout = 60, .fini = e2e_cleanup)
 {
-	pid_t pid = start_threads_blocked();
+	pid_t pid = e2e_start_fixture("threads_blocked", "60", "ready", 10000);
 	const char *dir = e2e_tmpdir();
 	const char *out = e2e_path(dir, "out.json");
 	char pid_text[32];
@@ -425,13 +397,13 @@ Test(e2e_record, attach_duration, .timeout = 60, .fini = e2e_cleanup)
 	cJSON *root = e2e_load_json(out);
 	cr_assert_not_null(root, "%s missing or not JSON", out);
 	check_threads_blocked_profile(root, res.seconds);
-	check_target_healthy_then_stop(pid);
+	e2e_check_healthy_then_stop(pid);
 }
 
 /* attach without -d, stopped by `sig` after ~1 s. */
 static void check_stop_signal(int sig)
 {
-	pid_t pid = start_threads_blocked();
+	pid_t pid = e2e_start_fixture("threads_blocked", "60", "ready", 10000);
 	const char *dir = e2e_tmpdir();
 	const char *out = e2e_path(dir, "out.json");
 	char pid_text[32];
@@ -450,7 +422,7 @@ static void check_stop_signal(int sig)
 	cr_assert_not_null(root, "%s missing or not JSON", out);
 	check_speedscope(root);
 	cr_assert_eq(e2e_dir_entries(dir), 1, "temporary files left behind");
-	check_target_healthy_then_stop(pid);
+	e2e_check_healthy_then_stop(pid);
 }
 
 Test(e2e_record, sigint_detaches, .timeout = 60, .fini = e2e_cleanup)
@@ -467,7 +439,7 @@ Test(e2e_record, sigterm_detaches, .timeout = 60, .fini = e2e_cleanup)
  * written and the status line says how the target ended. */
 Test(e2e_record, target_killed, .timeout = 60, .fini = e2e_cleanup)
 {
-	pid_t pid = start_threads_blocked();
+	pid_t pid = e2e_start_fixture("threads_blocked", "60", "ready", 10000);
 	const char *dir = e2e_tmpdir();
 	const char *out = e2e_path(dir, "out.json");
 	char pid_text[32];

@@ -13,18 +13,6 @@
 
 #include "e2e_util.h"
 
-static pid_t start_threads_blocked(void)
-{
-	char *argv[] = { (char *)e2e_fixture("threads_blocked"), "60", NULL };
-	struct e2e_spawn_opts opts = { .pipe_stdout = true };
-	struct e2e_proc proc = e2e_spawn(argv, &opts);
-
-	cr_assert(e2e_wait_line(proc.out_fd, "ready", 10000),
-		  "threads_blocked did not print ready");
-	close(proc.out_fd);
-	return proc.pid;
-}
-
 /* Every thread of pid is in state `want` ('T' group stop). */
 static bool all_threads_in(pid_t pid, char want)
 {
@@ -41,7 +29,7 @@ static bool all_threads_in(pid_t pid, char want)
 Test(e2e_signals, sigstopped_target_stays_stopped, .timeout = 60,
      .fini = e2e_cleanup)
 {
-	pid_t pid = start_threads_blocked();
+	pid_t pid = e2e_start_fixture("threads_blocked", "60", "ready", 10000);
 	const char *dir = e2e_tmpdir();
 	const char *out = e2e_path(dir, "out.json");
 	char pid_text[32];
@@ -90,7 +78,7 @@ Test(e2e_signals, sigstopped_target_stays_stopped, .timeout = 60,
 Test(e2e_signals, signal_reaches_traced_target, .timeout = 60,
      .fini = e2e_cleanup)
 {
-	pid_t pid = start_threads_blocked();
+	pid_t pid = e2e_start_fixture("threads_blocked", "60", "ready", 10000);
 	const char *dir = e2e_tmpdir();
 	const char *out = e2e_path(dir, "out.json");
 	char pid_text[32];
