@@ -291,9 +291,12 @@ struct ws_error *ws_cli_parse(int argc, char **argv, struct ws_options *ret)
 int ws_cli_report(struct ws_error *err)
 {
 	int code = err->kind;
-	fprintf(stderr, "wallspy: %s\n", err->message);
+	/* One line, with the way out when it is a permission problem. */
 	if (err->kind == WS_ERR_PERMISSION)
-		fprintf(stderr, "wallspy: %s\n", ws_error_permission_hint());
+		fprintf(stderr, "wallspy: %s (%s)\n", err->message,
+			ws_error_permission_hint());
+	else
+		fprintf(stderr, "wallspy: %s\n", err->message);
 	ws_error_destroy(err);
 	return code;
 }

@@ -88,7 +88,7 @@ void ws_error_destroy(struct ws_error *err)
 
 const char *ws_error_permission_hint(void)
 {
-	return "hint: tracing another process needs root or CAP_SYS_PTRACE; "
+	return "tracing another process needs root or CAP_SYS_PTRACE; "
 	       "with kernel.yama.ptrace_scope >= 1 a non-root user can only "
 	       "trace its own children (sysctl kernel.yama.ptrace_scope=0, or "
 	       "use 'wallspy record'); in a container add --cap-add SYS_PTRACE";

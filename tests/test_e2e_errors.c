@@ -220,3 +220,26 @@ Test(e2e_errors, version, .timeout = 60, .fini = e2e_cleanup)
 	cr_assert(e2e_match(res.out, "^wallspy " WS_VERSION "([^0-9]|$)"),
 		  "--version printed \"%s\"", res.out);
 }
+
+/* Permission denied: wallspy run as nobody (setpriv) may not trace a
+ * process of root's; exit 4 with one line that says what to change. */
+Test(e2e_errors, attach_permission_denied, .timeout = 60, .fini = e2e_cleanup)
+{
+	if (getuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0)
+		cr_skip_test("needs root and setpriv to run wallspy unprivileged");
+	pid_t pid = e2e_start_fixture("threads_blocked", "30", "ready", 10000);
+	char pid_text[32];
+	snprintf(pid_text, sizeof(pid_text), "%d", pid);
+	char *argv[] = { "/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+			 "--clear-groups", "--", (char *)e2e_wallspy(), "dump",
+			 pid_text, NULL };
+	struct e2e_result res;
+	e2e_run(argv, e2e_tmpdir(), 30000, &res);
+	cr_assert_eq(e2e_exit_code(&res), 4, "exit %d, stderr: %s",
+		     e2e_exit_code(&res), res.err);
+	cr_assert(e2e_is_one_error_line(res.err), "not one line: %s", res.err);
+	cr_assert(strstr(res.err, "CAP_SYS_PTRACE") &&
+		  strstr(res.err, "ptrace_scope"),
+		  "no advice in: %s", res.err);
+	e2e_check_healthy_then_stop(pid);
+}
