@@ -36,6 +36,7 @@ struct ws_options {
 	const char *runtime;       /* "auto" */
 	size_t max_stack;          /* bytes */
 	double max_pause;          /* ms per tick; 0 = no budget */
+	double max_cpu;            /* % of one core; 0 = no budget */
 	bool quiet;
 	bool json;                 /* dump --json */
 	pid_t pid;                 /* attach, dump */
@@ -44,6 +45,7 @@ struct ws_options {
 
 enum { WS_DEFAULT_RATE = 100 };
 #define WS_DEFAULT_MAX_PAUSE_MS 1.0
+#define WS_DEFAULT_MAX_CPU_PERCENT 5.0
 
 /* Parses argv (argv[0] is the program name). On success fills *ret (which
  * points into argv for strings). Errors are WS_ERR_USAGE. */

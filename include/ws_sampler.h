@@ -26,6 +26,11 @@ struct ws_sampler_options {
 	 * take longer, a uniform random subset is sampled and each sample's
 	 * scale says how many tasks it stands for (--max-pause). */
 	uint64_t max_pause_ns;
+	/* CPU budget: the share of one core wallspy may spend unwinding and
+	 * naming stacks, with ticks every interval_ns (0: none). Beyond it
+	 * tasks are subsampled like the pause budget does (--max-cpu). */
+	double max_cpu;
+	uint64_t interval_ns;
 };
 
 /* Defaults: --max-stack 128 KiB, 1024 frames, 100 ms stop timeout. */

@@ -37,6 +37,9 @@ static const char help_text[] =
 "      --max-pause MS      pause budget per tick (default 1; 0 = none): with\n"
 "                          more tasks than fit, a random subset is sampled\n"
 "                          each tick, weighted to stay unbiased\n"
+"      --max-cpu PERCENT   CPU budget for unwinding and naming stacks, in %\n"
+"                          of one core (default 5; 0 = none): beyond it, a\n"
+"                          weighted random subset of tasks is sampled\n"
 "      --max-stack BYTES   stack bytes copied per task and tick (default\n"
 "                          128K; suffixes K, M); deeper stacks are cut and end\n"
 "                          in a [stack deeper than --max-stack] frame\n"
@@ -119,6 +122,7 @@ enum {
 	OPT_RUNTIME,
 	OPT_MAX_STACK,
 	OPT_MAX_PAUSE,
+	OPT_MAX_CPU,
 	OPT_JSON,
 };
 
@@ -131,6 +135,7 @@ static const struct option long_options[] = {
 	{"runtime", required_argument, NULL, OPT_RUNTIME},
 	{"max-stack", required_argument, NULL, OPT_MAX_STACK},
 	{"max-pause", required_argument, NULL, OPT_MAX_PAUSE},
+	{"max-cpu", required_argument, NULL, OPT_MAX_CPU},
 	{"quiet", no_argument, NULL, 'q'},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"help", no_argument, NULL, 'h'},
@@ -182,6 +187,8 @@ static struct ws_error *parse_option(int c, const char *arg,
 		return parse_size(arg, &o->max_stack);
 	case OPT_MAX_PAUSE:
 		return parse_double("--max-pause", arg, 0, 10000, &o->max_pause);
+	case OPT_MAX_CPU:
+		return parse_double("--max-cpu", arg, 0, 100, &o->max_cpu);
 	case 'q':
 		o->quiet = true;
 		return NULL;
@@ -211,6 +218,7 @@ struct ws_error *ws_cli_parse(int argc, char **argv, struct ws_options *ret)
 		.runtime = "auto",
 		.max_stack = 128 * 1024,
 		.max_pause = WS_DEFAULT_MAX_PAUSE_MS,
+		.max_cpu = WS_DEFAULT_MAX_CPU_PERCENT,
 	};
 	if (argc < 2)
 		return usage("%s", "missing command (record, attach or dump; see wallspy --help)");

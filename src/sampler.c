@@ -41,6 +41,7 @@ struct ws_sampler {
 	/* Pause budget: estimated cost of listing + copying one task (ns,
 	 * moving average) and the subsampling random state. */
 	double ns_per_task;
+	double unwind_ns_per_task; /* unwinding + naming, moving average */
 	struct ws_random rng;
 	uint64_t last_refresh_ns;  /* of the module list (dlopen) */
 	/* Where the pause goes, summed over ticks: stop, list, copy, resume
@@ -113,6 +114,7 @@ struct ws_error *ws_sampler_create(struct ws_target *target,
 		s->options.stop_timeout_ns = WS_DEFAULT_STOP_TIMEOUT_NS;
 	ws_snapshot_set_init(&s->snapshots, target->pid);
 	s->ns_per_task = 2000; /* a first guess; measured from the first tick */
+	s->unwind_ns_per_task = 10000;
 	ws_random_seed(&s->rng, ws_now_ns());
 	s->pcs = calloc(s->options.max_frames, sizeof(*s->pcs));
 	s->alt_pcs = calloc(s->options.max_frames, sizeof(*s->alt_pcs));
@@ -202,11 +204,23 @@ enum { MIN_TASKS_PER_TICK = 32 };
 /* How many tasks the rest of the pause budget affords (0: no budget). */
 static size_t task_limit(struct ws_sampler *s, uint64_t spent_ns)
 {
-	uint64_t budget = s->options.max_pause_ns;
-	if (!budget || s->runtime->unbudgeted)
+	if (s->runtime->unbudgeted)
 		return 0;
-	double left = budget > spent_ns ? (double)(budget - spent_ns) : 0;
-	double n = left / s->ns_per_task;
+	double n = -1;
+	uint64_t budget = s->options.max_pause_ns;
+	if (budget) {
+		double left = budget > spent_ns ? (double)(budget - spent_ns) : 0;
+		n = left / s->ns_per_task;
+	}
+	if (s->options.max_cpu > 0 && s->options.interval_ns) {
+		/* What one tick may spend after the resume. */
+		double cpu = s->options.max_cpu * (double)s->options.interval_ns /
+			     s->unwind_ns_per_task;
+		if (n < 0 || cpu < n)
+			n = cpu;
+	}
+	if (n < 0)
+		return 0;
 	return n < MIN_TASKS_PER_TICK ? MIN_TASKS_PER_TICK : (size_t)n;
 }
 
@@ -513,9 +527,14 @@ struct ws_error *ws_sampler_tick(struct ws_sampler *s,
 		tick->tasks = t;
 		s->tick_capacity = s->tasks.n;
 	}
+	uint64_t unwind_start = ws_now_ns();
 	err = unwind_all(s);
 	if (err)
 		return err;
+	if (s->tasks.n) {
+		double per = (double)(ws_now_ns() - unwind_start) / (double)s->tasks.n;
+		s->unwind_ns_per_task = 0.8 * s->unwind_ns_per_task + 0.2 * per;
+	}
 	*ret = tick;
 	return NULL;
 }

@@ -32,6 +32,8 @@ Test(cli, record_defaults)
 	cr_expect_eq(o.group_by, WS_GROUP_ALL);
 	cr_expect_str_eq(o.runtime, "auto");
 	cr_expect_eq(o.max_stack, 128 * 1024);
+	cr_expect_eq(o.max_pause, 1.0);
+	cr_expect_eq(o.max_cpu, 5.0);
 	cr_expect_null(o.output);
 	cr_expect_not(o.quiet);
 	cr_expect_str_eq(o.argv[0], "sleep");
@@ -119,6 +121,8 @@ Test(cli, usage_errors)
 	expect_usage(PARSE(&o, "record", "--format", "nope", "--", "x"));
 	expect_usage(PARSE(&o, "record", "--group-by", "color", "--", "x"));
 	expect_usage(PARSE(&o, "record", "--max-stack", "12", "--", "x"));
+	expect_usage(PARSE(&o, "record", "--max-cpu", "150", "--", "x"));
+	expect_usage(PARSE(&o, "record", "--max-pause", "-1", "--", "x"));
 	expect_usage(PARSE(&o, "record", "--bogus", "--", "x"));
 	expect_usage(PARSE(&o, "record", "-Z", "--", "x"));
 	expect_usage(PARSE(&o, "record", "-o"));

@@ -1,7 +1,7 @@
 /*
- * End-to-end test of the pause budget (--max-pause): when a tick samples a
- * random subset of the tasks, weighted by (tasks / sampled), the profile
- * must match the unsampled one. go_parked_n parks goroutine i in chain
+ * End-to-end test of the budgets (--max-pause, --max-cpu): when a tick
+ * samples a random subset of the tasks, weighted by (tasks / sampled), the
+ * profile must match the unsampled one. go_parked_n parks goroutine i in chain
  * i % 4 (fixtures/go/go_parked_n.go), so each chain holds a quarter of the
  * goroutines by construction.
  */
@@ -25,19 +25,22 @@ struct shares {
 	double seconds;    /* the recording's duration, from the summary */
 };
 
-static void record(pid_t pid, const char *max_pause, struct shares *out)
+static void record(pid_t pid, const char *max_pause, const char *max_cpu,
+		   struct shares *out)
 {
 	const char *dir = e2e_tmpdir();
 	const char *file = e2e_path(dir, "out.json");
 	char pid_text[32];
 	snprintf(pid_text, sizeof(pid_text), "%d", pid);
 	char *argv[] = { (char *)e2e_wallspy(), "attach", "-d", "3",
-			 "--max-pause", (char *)max_pause, "-o", (char *)file,
+			 "--max-pause", (char *)max_pause,
+			 "--max-cpu", (char *)max_cpu, "-o", (char *)file,
 			 pid_text, NULL };
 	struct e2e_result res;
 	e2e_run(argv, dir, 60000, &res);
 	cr_assert_eq(e2e_exit_code(&res), 0, "stderr: %s", res.err);
-	cr_log_info("--max-pause %s: %s", max_pause, res.err);
+	cr_log_info("--max-pause %s --max-cpu %s: %s", max_pause, max_cpu,
+		    res.err);
 	/* The summary is the line "wallspy: SECONDS s, ..." (a warning may
 	 * come first). */
 	bool found = false;
@@ -88,10 +91,12 @@ Test(e2e_budget, sampled_profile_matches_unsampled, .timeout = 120,
 	snprintf(ready, sizeof(ready), "ready pid=%d", proc.pid);
 	cr_assert(e2e_wait_line(proc.out_fd, ready, 30000), "no ready line");
 
-	struct shares all, sampled;
-	record(proc.pid, "0", &all);
-	/* A tenth of a millisecond affords a few hundred of the 4000. */
-	record(proc.pid, "0.1", &sampled);
+	struct shares all, sampled, cpu_sampled;
+	record(proc.pid, "0", "0", &all);
+	/* A tenth of a millisecond affords a few dozen of the 4000. */
+	record(proc.pid, "0.1", "0", &sampled);
+	/* So does 1 % of a core at 100 Hz (100 us a tick). */
+	record(proc.pid, "0", "1", &cpu_sampled);
 
 	/* Unsampled: every goroutine every tick, a quarter per chain. */
 	for (int c = 0; c < 4; c++) {
@@ -111,4 +116,11 @@ Test(e2e_budget, sampled_profile_matches_unsampled, .timeout = 120,
 	double a = all.total / all.seconds, s = sampled.total / sampled.seconds;
 	cr_expect(fabs(s - a) <= 0.05 * a,
 		  "total: %.0f goroutines sampled vs %.0f unsampled", s, a);
+	for (int c = 0; c < 4; c++) {
+		double ac = all.chain[c] / all.seconds;
+		double cc = cpu_sampled.chain[c] / cpu_sampled.seconds;
+		cr_expect(fabs(cc - ac) <= 0.05 * ac,
+			  "--max-cpu 1: chain %s: %.0f goroutines per second vs %.0f unsampled",
+			  chain_leaf[c], cc, ac);
+	}
 }

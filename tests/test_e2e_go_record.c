@@ -392,7 +392,8 @@ static long task_id_of(const cJSON *profile)
 Test(e2e_go_record, w2_short_lived_accounting, .timeout = 120,
      .fini = e2e_cleanup_adopting)
 {
-	const char *opts[] = { "--group-by", "task", "--max-pause", "0", NULL };
+	const char *opts[] = { "--group-by", "task", "--max-pause", "0",
+			       "--max-cpu", "0", NULL };
 	const char *args[] = { "16384", NULL };
 	const char *out;
 	struct e2e_result res = record(opts, "go_workload2", args, &out, 90000);

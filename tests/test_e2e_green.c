@@ -1057,7 +1057,8 @@ static bool whole_ticks(double weight)
 Test(e2e_green, w2_short_lived_accounting, .timeout = 90,
      .fini = e2e_cleanup_adopting)
 {
-	const char *opts[] = { "--group-by", "task", "--max-pause", "0", NULL };
+	const char *opts[] = { "--group-by", "task", "--max-pause", "0",
+			       "--max-cpu", "0", NULL };
 	const char *target[] = { e2e_fixture("greenrt/greenrt_w2_short_lived"),
 				 "16384", NULL };
 	const char *out;
