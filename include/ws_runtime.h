@@ -121,4 +121,10 @@ void ws_runtime_destroy(struct ws_runtime *runtime);
 /* The OS-thread adapter. */
 struct ws_error *ws_runtime_threads_create(struct ws_runtime **ret);
 
+struct ws_thread;
+/* Fills `task` (zeroed) for one stopped thread, as the OS-thread adapter
+ * lists it: for a rolling tick, where each thread is taken alone. */
+void ws_runtime_threads_describe(const struct ws_thread *thread,
+				 struct ws_task *task);
+
 #endif

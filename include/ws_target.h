@@ -37,6 +37,9 @@ struct ws_thread {
 	struct user_regs_struct regs;
 	char comm[16];           /* /proc/PID/task/TID/comm, "" until read */
 	uint64_t stack_lo, stack_hi; /* cached stack mapping, 0 if unknown */
+	bool visited;            /* handed to the per-thread callback this tick */
+	uint8_t *stack_copy;     /* per-thread copy buffer (rolling ticks) */
+	size_t stack_copy_size;
 };
 
 struct ws_target {
@@ -64,13 +67,24 @@ struct ws_error *ws_target_launch(char *const argv[], struct ws_target **ret);
  * until no new thread appears). Errors: WS_ERR_NO_PROCESS, WS_ERR_PERMISSION. */
 struct ws_error *ws_target_attach(pid_t pid, struct ws_target **ret);
 
+/* Called for each thread as soon as its stop is collected and its
+ * registers are read; the thread is resumed right after it returns. */
+typedef void (*ws_thread_visit_fn)(struct ws_thread *thread, void *arg);
+
 /* Stops every live thread and waits (at most `timeout_ns`) for each to
  * report; reads the registers of each stopped thread. Threads that did not
  * stop in time stay marked (their stop is handled when it comes) and have
  * regs_valid == false. Returns the number of stopped threads in *stopped.
- * Signals and new threads seen meanwhile are handled. */
+ * Signals and new threads seen meanwhile are handled.
+ *
+ * With `visit`, threads are not held until all have stopped: each one is
+ * visited and resumed as soon as its own stop arrives (a rolling tick, for
+ * when threads are sampled independently), and *longest_ns gets the longest
+ * time any one thread was held. Without it every thread stays stopped until
+ * ws_target_resume_all. */
 struct ws_error *ws_target_stop_all(struct ws_target *target, long timeout_ns,
-				    size_t *stopped);
+				    ws_thread_visit_fn visit, void *arg,
+				    size_t *stopped, uint64_t *longest_ns);
 
 /* Resumes every thread stopped by ws_target_stop_all (group-stopped threads
  * go back to their group stop via PTRACE_LISTEN). */

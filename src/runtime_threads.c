@@ -11,6 +11,31 @@
 #include "ws_syscalls.h"
 #include "ws_target.h"
 
+void ws_runtime_threads_describe(const struct ws_thread *th,
+				 struct ws_task *task)
+{
+	task->id = (uint64_t)th->tid;
+	task->thread = th->tid;
+	task->name = th->comm[0] ? th->comm : NULL;
+	if (!th->regs_valid) {
+		task->state = WS_STATE_UNKNOWN;
+		task->start = WS_START_NONE;
+		task->error = "thread did not stop in time";
+		return;
+	}
+	task->start = WS_START_THREAD;
+	long nr;
+	if (th->group_stop) {
+		task->state = WS_STATE_WAITING;
+		task->wait_reason = "stopped";
+	} else if (ws_syscall_blocked(&th->regs, &nr)) {
+		task->state = WS_STATE_WAITING;
+		task->wait_reason = ws_syscall_name(nr);
+	} else {
+		task->state = WS_STATE_RUNNING;
+	}
+}
+
 static struct ws_error *threads_list(struct ws_runtime *runtime,
 				     struct ws_target *target,
 				     size_t limit,
@@ -25,26 +50,7 @@ static struct ws_error *threads_list(struct ws_runtime *runtime,
 		struct ws_task *task = ws_task_list_add(out);
 		if (!task)
 			return &ws_error_nomem;
-		task->id = (uint64_t)th->tid;
-		task->thread = th->tid;
-		task->name = th->comm[0] ? th->comm : NULL;
-		if (!th->regs_valid) {
-			task->state = WS_STATE_UNKNOWN;
-			task->start = WS_START_NONE;
-			task->error = "thread did not stop in time";
-			continue;
-		}
-		task->start = WS_START_THREAD;
-		long nr;
-		if (th->group_stop) {
-			task->state = WS_STATE_WAITING;
-			task->wait_reason = "stopped";
-		} else if (ws_syscall_blocked(&th->regs, &nr)) {
-			task->state = WS_STATE_WAITING;
-			task->wait_reason = ws_syscall_name(nr);
-		} else {
-			task->state = WS_STATE_RUNNING;
-		}
+		ws_runtime_threads_describe(th, task);
 	}
 	return NULL;
 }

@@ -483,6 +483,86 @@ static struct ws_error *unwind_all(struct ws_sampler *s)
 	return NULL;
 }
 
+/* A tick that holds every thread until all are copied: the registry of a
+ * green-thread runtime must be read while nothing runs. */
+static struct ws_error *stopped_tick(struct ws_sampler *s)
+{
+	struct ws_tick *tick = &s->tick;
+	size_t stopped;
+	struct ws_error *err = ws_target_stop_all(s->target,
+						  s->options.stop_timeout_ns,
+						  NULL, NULL, &stopped, NULL);
+	s->phase_ns[0] += ws_now_ns() - tick->start_ns;
+	if (!err)
+		err = stopped_phase(s);
+	uint64_t resume_start = ws_now_ns();
+	ws_target_resume_all(s->target);
+	uint64_t end = ws_now_ns();
+	s->phase_ns[3] += end - resume_start;
+	tick->pause_ns = end - tick->start_ns;
+	return err;
+}
+
+struct rolling {
+	struct ws_sampler *sampler;
+	struct ws_error *err;
+};
+
+static void visit_thread(struct ws_thread *th, void *arg)
+{
+	struct rolling *r = arg;
+	struct ws_sampler *s = r->sampler;
+	if (r->err)
+		return;
+	struct ws_task *task = ws_task_list_add(&s->tasks);
+	if (!task) {
+		r->err = &ws_error_nomem;
+		return;
+	}
+	ws_runtime_threads_describe(th, task);
+	r->err = ws_snapshot_take_thread(&s->snapshots, s->tasks.n - 1, th,
+					 task, s->options.max_stack);
+}
+
+/* A tick for OS threads, which are sampled independently: each thread is
+ * resumed as soon as its registers and stack top are copied, instead of
+ * waiting for the slowest one (on a busy machine a runnable thread may take
+ * a millisecond to reach its stop). The pause reported is the longest any
+ * one thread was held. */
+static struct ws_error *rolling_tick(struct ws_sampler *s)
+{
+	struct ws_tick *tick = &s->tick;
+	ws_task_list_clear(&s->tasks);
+	s->snapshots.n = 0;
+	s->snapshots.copied_bytes = 0;
+	struct rolling r = {.sampler = s};
+	size_t stopped;
+	uint64_t longest;
+	struct ws_error *err = ws_target_stop_all(s->target,
+						  s->options.stop_timeout_ns,
+						  visit_thread, &r, &stopped,
+						  &longest);
+	if (!err)
+		err = r.err;
+	/* Threads that did not stop in time are listed as such. */
+	for (size_t i = 0; !err && i < s->target->nthreads; i++) {
+		struct ws_thread *th = &s->target->threads[i];
+		if (th->run == WS_THREAD_GONE || (th->visited && th->regs_valid))
+			continue;
+		struct ws_task *task = ws_task_list_add(&s->tasks);
+		if (!task)
+			return &ws_error_nomem;
+		ws_runtime_threads_describe(th, task);
+		err = ws_snapshot_take_thread(&s->snapshots, s->tasks.n - 1,
+					      th, task, s->options.max_stack);
+	}
+	/* Group-stopped threads were put back into their stop already. */
+	s->phase_ns[0] += ws_now_ns() - tick->start_ns;
+	tick->pause_ns = longest;
+	tick->listed = s->tasks.n;
+	return err;
+}
+
 struct ws_error *ws_sampler_tick(struct ws_sampler *s,
 				 const struct ws_tick **ret)
 {
@@ -496,17 +576,7 @@ struct ws_error *ws_sampler_tick(struct ws_sampler *s,
 	struct ws_tick *tick = &s->tick;
 	tick->ntasks = 0;
 	tick->start_ns = ws_now_ns();
-	size_t stopped;
-	err = ws_target_stop_all(s->target, s->options.stop_timeout_ns,
-				 &stopped);
-	s->phase_ns[0] += ws_now_ns() - tick->start_ns;
-	if (!err)
-		err = stopped_phase(s);
-	uint64_t resume_start = ws_now_ns();
-	ws_target_resume_all(s->target);
-	uint64_t end = ws_now_ns();
-	s->phase_ns[3] += end - resume_start;
-	tick->pause_ns = end - tick->start_ns;
+	err = s->runtime->unbudgeted ? rolling_tick(s) : stopped_tick(s);
 	if (err)
 		return err;
 	s->ticks++;

@@ -186,3 +186,55 @@ struct ws_error *ws_snapshot_take(struct ws_snapshot_set *set,
 	read_ranges(set, target->pid, ranges, owner, nranges);
 	return NULL;
 }
+
+struct ws_error *ws_snapshot_take_thread(struct ws_snapshot_set *set,
+					 size_t index, struct ws_thread *th,
+					 const struct ws_task *task,
+					 size_t max_stack)
+{
+	if (index >= set->capacity) {
+		size_t cap = set->capacity ? set->capacity * 2 : 64;
+		while (cap <= index)
+			cap *= 2;
+		struct ws_snapshot *s = realloc(set->snaps, cap * sizeof(*s));
+		if (!s)
+			return &ws_error_nomem;
+		set->snaps = s;
+		set->capacity = cap;
+	}
+	if (index >= set->n)
+		set->n = index + 1;
+	struct ws_snapshot *snap = &set->snaps[index];
+	memset(snap, 0, sizeof(*snap));
+	if (task->start != WS_START_THREAD || !th->regs_valid) {
+		snap->error = task->error ? task->error : "no stack";
+		return NULL;
+	}
+	regs_from_thread(&snap->regs, th);
+	snap->pc_exact = true;
+	uint64_t sp = snap->regs.value[WS_REG_RSP];
+	bool reloaded = false;
+	uint64_t end = thread_stack_end(set, th, sp, &reloaded);
+	size_t size = max_stack;
+	if (end > sp && end - sp < size)
+		size = (size_t)(end - sp);
+	else if (end > sp)
+		snap->truncated = true;
+	if (size > th->stack_copy_size) {
+		uint8_t *b = realloc(th->stack_copy, size);
+		if (!b)
+			return &ws_error_nomem;
+		th->stack_copy = b;
+		th->stack_copy_size = size;
+	}
+	struct ws_remote_range r = {.address = sp, .buf = th->stack_copy,
+				    .size = size};
+	ws_remote_readv(set->maps.pid, &r, 1);
+	if (r.done < size)
+		snap->truncated = false;
+	snap->stack_start = sp;
+	snap->stack = th->stack_copy;
+	snap->stack_size = r.done;
+	set->copied_bytes += r.done;
+	return NULL;
+}

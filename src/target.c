@@ -79,6 +79,8 @@ static struct ws_error *compact_threads(struct ws_target *t)
 	for (size_t i = 0; i < t->nthreads; i++) {
 		if (t->threads[i].run != WS_THREAD_GONE)
 			t->threads[out++] = t->threads[i];
+		else
+			free(t->threads[i].stack_copy);
 	}
 	if (out == t->nthreads)
 		return NULL;
@@ -136,6 +138,8 @@ static void target_free(struct ws_target *t)
 {
 	if (!t)
 		return;
+	for (size_t i = 0; i < t->nthreads; i++)
+		free(t->threads[i].stack_copy);
 	free(t->threads);
 	free(t->tid_index);
 	free(t);
@@ -370,16 +374,48 @@ int ws_target_wait_events(struct ws_target *t, uint64_t deadline_ns)
 
 /* --- the tick --- */
 
+/* Reads the registers of every newly stopped thread; in a rolling tick,
+ * visits and resumes it at once. */
+static size_t collect_stopped(struct ws_target *t, ws_thread_visit_fn visit,
+			      void *arg, uint64_t *longest_ns)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->nthreads; i++) {
+		struct ws_thread *th = &t->threads[i];
+		if (th->run != WS_THREAD_STOPPED || th->visited)
+			continue;
+		th->visited = true;
+		if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->regs) != 0)
+			continue;
+		th->regs_valid = true;
+		n++;
+		if (!visit)
+			continue;
+		uint64_t held = ws_now_ns();
+		visit(th, arg);
+		resume_thread(th);
+		/* Its registers stay this tick's for the adapter. */
+		th->regs_valid = true;
+		held = ws_now_ns() - held;
+		if (held > *longest_ns)
+			*longest_ns = held;
+	}
+	return n;
+}
+
 struct ws_error *ws_target_stop_all(struct ws_target *t, long timeout_ns,
-				    size_t *stopped)
+				    ws_thread_visit_fn visit, void *arg,
+				    size_t *stopped, uint64_t *longest_ns)
 {
 	struct ws_error *err = compact_threads(t);
 	if (err)
 		return err;
+	uint64_t longest = 0;
 
 	for (size_t i = 0; i < t->nthreads; i++) {
 		struct ws_thread *th = &t->threads[i];
 		th->regs_valid = false;
+		th->visited = false;
 		if (th->run == WS_THREAD_RUNNING && !th->interrupt_sent) {
 			/* ESRCH: exiting; its exit status will tell. */
 			if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0)
@@ -387,9 +423,12 @@ struct ws_error *ws_target_stop_all(struct ws_target *t, long timeout_ns,
 		}
 	}
 
+	size_t n = 0;
 	uint64_t deadline = ws_now_ns() + (uint64_t)timeout_ns;
 	for (;;) {
 		drain_events(t, true);
+		if (visit)
+			n += collect_stopped(t, visit, arg, &longest);
 		if (t->exited)
 			break;
 		bool waiting = false;
@@ -407,18 +446,11 @@ struct ws_error *ws_target_stop_all(struct ws_target *t, long timeout_ns,
 			break;
 		}
 	}
-
-	size_t n = 0;
-	for (size_t i = 0; i < t->nthreads; i++) {
-		struct ws_thread *th = &t->threads[i];
-		if (th->run != WS_THREAD_STOPPED)
-			continue;
-		if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->regs) == 0) {
-			th->regs_valid = true;
-			n++;
-		}
-	}
+	if (!visit)
+		n += collect_stopped(t, NULL, NULL, &longest);
 	*stopped = n;
+	if (longest_ns)
+		*longest_ns = longest;
 	return NULL;
 }
 
@@ -627,7 +659,7 @@ void ws_target_detach(struct ws_target *t)
 	 * running ones, then detach each as its stop arrives, passing on any
 	 * signal it was about to receive. */
 	size_t stopped;
-	ws_target_stop_all(t, 200 * 1000000L, &stopped);
+	ws_target_stop_all(t, 200 * 1000000L, NULL, NULL, &stopped, NULL);
 	for (size_t i = 0; i < t->nthreads; i++) {
 		struct ws_thread *th = &t->threads[i];
 		if (th->run != WS_THREAD_STOPPED)
