@@ -1,0 +1,1039 @@
+#!/usr/bin/env python3
+"""wallspy's benchmark harness (run it through bench/run; see bench/README.md).
+
+Five rows, one function each (row1_... to row5_...). Every comparison runs
+interleaved within one run (A B, B A, A B, ... for several rounds, after one
+warm-up of each side that is not counted), and is reported as median and
+min-max over the rounds plus the ratio of medians: on a noisy 2-core machine
+only ratios measured in the same run mean anything.
+
+Wall times come from time.perf_counter around fork+exec+wait; CPU time and
+peak RSS from wait4's rusage of the measured command alone. Pause figures,
+tick and sample counts are parsed from wallspy's summary line on stderr.
+
+Processes: every target and tool is started here, in a session of its own,
+and signalled only by its own pid/process group; all of them are ended at
+exit (atexit, also on SIGINT/SIGTERM/SIGHUP). After every tool that attaches
+to a target, the target is checked to be running and untraced.
+
+Stdlib only (python3 >= 3.9).
+"""
+import argparse
+import atexit
+import datetime
+import json
+import os
+import platform
+import queue
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(ROOT, "build")
+BENCH_BUILD = os.path.join(BUILD, "bench")
+WALLSPY = os.path.join(BUILD, "wallspy")
+GREENRT_DESCRIPTOR = os.path.join(ROOT, "fixtures", "greenrt", "greenrt.wallspy.json")
+GREENRT_W3 = os.path.join(BUILD, "fixtures", "greenrt", "greenrt_w3_compute")
+PENDING_GO = "pending: wallspy --runtime go not available"
+
+# Sizes, rounds and durations. --smoke runs the smallest size of every row.
+MODES = {
+    "smoke": {
+        "dump_threads": [8],
+        "dump_threads_rounds": 3,
+        "dump_goroutines": [1000],
+        "dump_goroutines_rounds": {1000: 2},
+        "pause_go": [1000],
+        "pause_greenrt": [1000],
+        "pause_threads": [64],
+        "pause_seconds": 1.0,
+        "pause_rounds": 2,
+        "goroutineprofile_calls": 50,
+        "compute_items": 4096,
+        "compute_iters": 1 << 15,
+        "compute_threads": 8,
+        "compute_parked": 10000,
+        "slowdown_rounds": 2,
+        "cost_tasks": 1000,
+        "cost_seconds": (0.5, 1.5),
+        "cost_rounds": 2,
+        "long_seconds": 3,
+    },
+    "full": {
+        "dump_threads": [8, 64, 512],
+        "dump_threads_rounds": 7,
+        "dump_goroutines": [1000, 10000, 100000],
+        "dump_goroutines_rounds": {1000: 7, 10000: 5, 100000: 3},
+        "pause_go": [1000, 10000],
+        "pause_greenrt": [1000, 10000],
+        "pause_threads": [64],
+        "pause_seconds": 3.0,
+        "pause_rounds": 5,
+        "goroutineprofile_calls": 100,
+        "compute_items": 4096,
+        "compute_iters": 1 << 20,
+        "compute_threads": 8,
+        "compute_parked": 10000,
+        "slowdown_rounds": 5,
+        "cost_tasks": 1000,
+        "cost_seconds": (2.0, 8.0),
+        "cost_rounds": 3,
+        "long_seconds": 60,
+    },
+}
+
+SUMMARY_RE = re.compile(
+    r"wallspy: (?P<seconds>[\d.]+) s, (?P<ticks>\d+) ticks, (?P<tasks>\d+) tasks, "
+    r"(?P<samples>\d+) samples, pause median (?P<median>[\d.]+) ms "
+    r"p99 (?P<p99>[\d.]+) ms max (?P<max>[\d.]+) ms"
+    r"(?:, (?P<missed>\d+) missed ticks)?")
+
+
+class BenchError(Exception):
+    """A measurement that could not be made; recorded, the run goes on.
+    The message is kept to one line (it ends up in a table cell)."""
+
+    def __init__(self, message):
+        super().__init__(" / ".join(l.strip() for l in str(message).splitlines()
+                                    if l.strip()).replace("|", "/"))
+
+
+# ---------------------------------------------------------------- processes
+
+_started = []           # every Popen this harness started, for cleanup
+_tmpdir = None
+
+
+def tool_env():
+    """The environment for tools: no debuginfod (no network), C locale."""
+    env = dict(os.environ)
+    env.pop("DEBUGINFOD_URLS", None)
+    env["LC_ALL"] = "C"
+    return env
+
+
+def popen(argv, **kwargs):
+    """Start argv in a session of its own and remember it for cleanup."""
+    proc = subprocess.Popen([str(a) for a in argv], start_new_session=True,
+                            env=tool_env(), **kwargs)
+    _started.append(proc)
+    return proc
+
+
+def end_process(proc, grace=3.0):
+    """SIGTERM (plus SIGCONT, in case it is stopped) by pid, then SIGKILL."""
+    if proc.returncode is not None:
+        return
+    try:
+        os.kill(proc.pid, signal.SIGTERM)
+        os.kill(proc.pid, signal.SIGCONT)
+    except ProcessLookupError:
+        pass
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        try:
+            os.kill(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+    except ChildProcessError:
+        proc.returncode = -1
+
+
+def kill_group(pgid):
+    """SIGKILL what is left of the process group of a command we started
+    (and waited for) in a session of its own."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def cleanup():
+    for proc in reversed(_started):
+        end_process(proc)
+    if _tmpdir:
+        shutil.rmtree(_tmpdir, ignore_errors=True)
+
+
+def on_signal(signum, frame):
+    raise SystemExit(128 + signum)
+
+
+def tmp_path(name):
+    return os.path.join(_tmpdir, name)
+
+
+def proc_status(pid):
+    """State letter and TracerPid from /proc/PID/status, or (None, None)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            text = f.read()
+    except OSError:
+        return None, None
+    state = re.search(r"^State:\s+(\S)", text, re.M).group(1)
+    tracer = int(re.search(r"^TracerPid:\s+(\d+)", text, re.M).group(1))
+    return state, tracer
+
+
+class Target:
+    """A fixture process to measure: started, waited for until it prints its
+    ready line, checked between measurements, ended by pid."""
+
+    def __init__(self, argv, ready="ready", timeout=300):
+        self.argv = [str(a) for a in argv]
+        self.lines = queue.Queue()
+        self.proc = popen(self.argv, stdout=subprocess.PIPE,
+                          stdin=subprocess.DEVNULL, text=True)
+        self.pid = self.proc.pid
+        threading.Thread(target=self._read, daemon=True).start()
+        self.wait_line(ready, timeout)
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def wait_line(self, prefix, timeout):
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise BenchError(f"{os.path.basename(self.argv[0])}: no '{prefix}' "
+                                 f"line within {timeout} s")
+            if line is None:
+                raise BenchError(f"{os.path.basename(self.argv[0])}: exited "
+                                 f"(status {self.proc.wait()}) before '{prefix}'")
+            if line.startswith(prefix):
+                return line
+
+    def check_running(self, after):
+        """Raise unless the target is alive, untraced and not stopped (a
+        tracer that just exited may need a moment to be gone)."""
+        deadline = time.monotonic() + 5
+        while True:
+            state, tracer = proc_status(self.pid)
+            if state is None or self.proc.poll() is not None:
+                raise BenchError(f"target {self.pid} died after {after}")
+            if tracer == 0 and state not in "tT":
+                return
+            if time.monotonic() > deadline:
+                raise BenchError(f"target {self.pid} left state {state} "
+                                 f"tracer {tracer} after {after}")
+            time.sleep(0.01)
+
+    def end(self):
+        end_process(self.proc)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.end()
+
+
+def run_timed(argv, stdout_path=None, stdin_path=None, timeout=600):
+    """Run argv to completion. Returns wall seconds, CPU seconds, peak RSS
+    (KiB), exit status and stderr text of argv alone (wait4's rusage)."""
+    err_path = tmp_path("stderr.txt")
+    out = open(stdout_path or os.devnull, "w")
+    err = open(err_path, "w")
+    inp = open(stdin_path or os.devnull)
+    # A watchdog thread, not polling: polling would add jitter to the
+    # timing. Daemonic, so an interrupted run exits without waiting for it.
+    watchdog = None
+    try:
+        t0 = time.perf_counter()
+        proc = popen(argv, stdout=out, stderr=err, stdin=inp)
+        watchdog = threading.Timer(timeout, kill_group, (proc.pid,))
+        watchdog.daemon = True
+        watchdog.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        # What the command started and left behind (a target wallspy record
+        # launched, when wallspy crashed) is in its process group: end it.
+        kill_group(proc.pid)
+    finally:
+        if watchdog:
+            watchdog.cancel()
+        out.close()
+        err.close()
+        inp.close()
+    with open(err_path, errors="replace") as f:
+        stderr = f.read()
+    if proc.returncode == -signal.SIGKILL and wall >= timeout:
+        raise BenchError(f"{os.path.basename(argv[0])}: timed out after {timeout} s")
+    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
+            "maxrss_kib": usage.ru_maxrss, "status": proc.returncode,
+            "stderr": stderr}
+
+
+def parse_summary(stderr):
+    """wallspy's summary line as numbers (pause figures in ms)."""
+    m = None
+    for m in SUMMARY_RE.finditer(stderr):
+        pass
+    if not m:
+        raise BenchError("no wallspy summary line in: " + stderr.strip()[-300:])
+    d = m.groupdict()
+    return {"seconds": float(d["seconds"]), "ticks": int(d["ticks"]),
+            "tasks": int(d["tasks"]), "samples": int(d["samples"]),
+            "pause_median_ms": float(d["median"]), "pause_p99_ms": float(d["p99"]),
+            "pause_max_ms": float(d["max"]), "missed_ticks": int(d["missed"] or 0)}
+
+
+def wallspy_failed(result, what):
+    if result["status"] != 0:
+        raise BenchError(f"{what}: exit {result['status']}: "
+                         + result["stderr"].strip()[-300:])
+
+
+# ---------------------------------------------------------------- statistics
+
+def summarize(values):
+    """Median and min-max of a list (None when empty)."""
+    if not values:
+        return None
+    return {"median": statistics.median(values), "min": min(values),
+            "max": max(values), "n": len(values), "values": values}
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def interleave(sides, rounds, measure, warmup=True):
+    """Run measure(side) for every side, one uncounted warm-up each (unless
+    warmup is False), then `rounds` rounds with the order rotated each round
+    (A B C, B C A, ...). Returns {side: [result per round]}."""
+    for side in sides if warmup else []:
+        measure(side)
+    results = {side: [] for side in sides}
+    for r in range(rounds):
+        k = r % len(sides)
+        for side in sides[k:] + sides[:k]:
+            results[side].append(measure(side))
+    return results
+
+
+# ---------------------------------------------------------------- build
+
+def build(args):
+    """wallspy (tools/build, unless --no-build) and the bench fixtures."""
+    if not args.no_build:
+        log = os.path.join(BUILD, "bench-build.log") if os.path.isdir(BUILD) else os.devnull
+        r = subprocess.run([os.path.join(ROOT, "tools", "build")], cwd=ROOT,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode != 0:
+            sys.stdout.write(r.stdout)
+            sys.exit("bench: building wallspy failed (tools/build)")
+        if log != os.devnull:
+            with open(log, "w") as f:
+                f.write(r.stdout)
+    os.makedirs(BENCH_BUILD, exist_ok=True)
+    fixtures = os.path.join(ROOT, "bench", "fixtures")
+    greenrt = os.path.join(ROOT, "fixtures", "greenrt")
+    base = ["cc", "-D_GNU_SOURCE", "-O2", "-g", "-fno-omit-frame-pointer", "-Wall"]
+    # greenrt's own flags (fixtures/greenrt/meson.build): every frame named.
+    greenrt_flags = ["-fno-optimize-sibling-calls", "-fno-partial-inlining",
+                     "-fno-ipa-sra", "-fno-ipa-icf", "-I" + greenrt]
+    c_fixtures = {
+        "parked_threads": (["parked_threads.c"], [], ["-lpthread"]),
+        "compute_threads": (["compute_threads.c"], [], ["-lpthread", "-lm"]),
+        "greenrt_parked_n": (["greenrt_parked_n.c",
+                              os.path.join(greenrt, "greenrt.c"),
+                              os.path.join(greenrt, "greenrt_sync.c")],
+                             greenrt_flags, ["-lpthread"]),
+    }
+    for name, (sources, flags, libs) in c_fixtures.items():
+        sources = [os.path.join(fixtures, s) for s in sources]
+        deps = sources + [os.path.join(greenrt, "greenrt.h"),
+                          os.path.join(greenrt, "greenrt_internal.h")]
+        compile_if_stale(name, deps, base + flags + ["-o", bench_bin(name)] + sources + libs)
+    go_fixtures = {
+        "go_parked_n": os.path.join(ROOT, "fixtures", "go", "go_parked_n.go"),
+        "go_workload3": os.path.join(ROOT, "fixtures", "go", "go_workload3.go"),
+        "go_workload3_parked": os.path.join(fixtures, "go_workload3_parked.go"),
+    }
+    for name, source in go_fixtures.items():
+        compile_if_stale(name, [source], ["go", "build", "-o", bench_bin(name), source])
+
+
+def bench_bin(name):
+    return os.path.join(BENCH_BUILD, name)
+
+
+def compile_if_stale(name, deps, argv):
+    out = bench_bin(name)
+    if os.path.exists(out) and all(os.path.getmtime(d) <= os.path.getmtime(out)
+                                   for d in deps if os.path.exists(d)):
+        return
+    env = tool_env()
+    if "HOME" not in env:
+        env["GOCACHE"] = os.path.join(BENCH_BUILD, "go-cache")
+    r = subprocess.run(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        sys.stdout.write(r.stdout)
+        sys.exit(f"bench: building {name} failed: {' '.join(argv)}")
+
+
+_go_available = None
+
+
+def wallspy_go_available():
+    """True once `wallspy dump --runtime go` lists a Go fixture's goroutines."""
+    global _go_available
+    if _go_available is None:
+        try:
+            with Target([bench_bin("go_parked_n"), 8], ready="ready") as t:
+                out = tmp_path("go-check.txt")
+                r = run_timed([WALLSPY, "dump", "--runtime", "go", t.pid], out, timeout=60)
+                t.check_running("wallspy dump --runtime go")
+                with open(out, errors="replace") as f:
+                    _go_available = r["status"] == 0 and "main.recvInner" in f.read()
+        except BenchError as e:
+            print(f"bench: probing wallspy --runtime go: {e}", file=sys.stderr)
+            _go_available = False
+    return _go_available
+
+
+# ---------------------------------------------------------------- row 1
+
+def count_lines(path, pattern):
+    """Lines of the file in which the regular expression matches."""
+    rx = re.compile(pattern)
+    with open(path, errors="replace") as f:
+        return sum(1 for line in f if rx.search(line))
+
+
+def measure_dump(argv, task_pattern, frame_pattern, n, target, stdin_path=None,
+                 timeout=600):
+    """One timed dump of target. Checks that it listed at least n tasks
+    (lines matching task_pattern) and at least n frames matching
+    frame_pattern (each parked task's outer fixture function), so every tool
+    delivered full symbolized stacks."""
+    out = tmp_path("dump.txt")
+    r = run_timed(argv, out, stdin_path, timeout)
+    target.check_running(os.path.basename(argv[0]))
+    tasks = count_lines(out, task_pattern)
+    frames = count_lines(out, frame_pattern)
+    if tasks < n or frames < n:
+        raise BenchError(f"{' '.join(map(str, argv))}: {tasks} tasks and {frames} "
+                         f"'{frame_pattern}' frames listed (want {n} each); "
+                         f"exit {r['status']}: {r['stderr'].strip()[-200:]}")
+    return {"wall_s": r["wall_s"], "cpu_s": r["cpu_s"], "tasks": tasks,
+            "status": r["status"]}
+
+
+def row1_dump_threads(cfg):
+    """One-shot dump of N OS threads: wallspy dump vs eu-stack vs gdb."""
+    rows = []
+    for n in cfg["dump_threads"]:
+        row = {"n": n}
+        try:
+            with Target([bench_bin("parked_threads"), n]) as t:
+                tools = {
+                    "wallspy": ([WALLSPY, "dump", t.pid], r"^task "),
+                    "eu-stack": (["eu-stack", "-i", "-s", "-p", t.pid], r"^TID "),
+                    "gdb": (["gdb", "-nx", "-p", t.pid, "-batch", "-ex",
+                             "thread apply all bt"], r"^Thread \d+ \("),
+                }
+                runs = interleave(list(tools), cfg["dump_threads_rounds"],
+                                  lambda tool: measure_dump(tools[tool][0], tools[tool][1],
+                                                            r"_outer_[a-d]\b", n, t))
+            for tool, results in runs.items():
+                row[tool] = summarize([x["wall_s"] for x in results])
+                row[tool + "_cpu"] = summarize([x["cpu_s"] for x in results])
+                row[tool + "_command"] = " ".join(map(str, tools[tool][0])).replace(
+                    str(t.pid), "PID").replace(ROOT + "/", "")
+            for tool in ("eu-stack", "gdb"):
+                row[tool + "_per_wallspy"] = ratio(row[tool]["median"], row["wallspy"]["median"])
+        except BenchError as e:
+            row["error"] = str(e)
+        rows.append(row)
+        progress("row 1", row)
+    return rows
+
+
+# ---------------------------------------------------------------- row 2
+
+def row2_dump_goroutines(cfg):
+    """One-shot dump of N parked goroutines: wallspy dump vs Delve."""
+    rows = []
+    go_ok = wallspy_go_available()
+    dlv_script = tmp_path("dlv-commands.txt")
+    with open(dlv_script, "w") as f:
+        # "n": answer no to "Would you like to kill the process? [Y/n]".
+        f.write("goroutines -t 50\nexit\nn\n")
+    for n in cfg["dump_goroutines"]:
+        row = {"n": n}
+        try:
+            with Target([bench_bin("go_parked_n"), n], timeout=600) as t:
+                tools = {
+                    "dlv": (["dlv", "attach", t.pid, "--allow-non-terminal-interactive=true"],
+                            dlv_script),
+                }
+                if go_ok:
+                    tools["wallspy"] = ([WALLSPY, "dump", "--runtime", "go", t.pid], None)
+                else:
+                    row["wallspy"] = PENDING_GO
+
+                outer = r"main\.(recv|select|lock|cond)Outer"
+
+                def measure(tool):
+                    argv, stdin_path = tools[tool]
+                    if tool == "dlv":
+                        return measure_dump(argv, r"^\s*Goroutine \d+ ", outer, n, t,
+                                            stdin_path, timeout=1200)
+                    return measure_dump(argv, r"^task ", outer, n, t)
+
+                # At 100k a Delve run takes about a minute: no warm-up there.
+                runs = interleave(list(tools), cfg["dump_goroutines_rounds"][n], measure,
+                                  warmup=n < 100000)
+            for tool, results in runs.items():
+                row[tool] = summarize([x["wall_s"] for x in results])
+                row[tool + "_cpu"] = summarize([x["cpu_s"] for x in results])
+                row[tool + "_command"] = (" ".join(map(str, tools[tool][0]))
+                                          .replace(str(t.pid), "PID").replace(ROOT + "/", ""))
+            row["dlv_command"] += " <<< 'goroutines -t 50; exit; n'"
+            if go_ok:
+                row["dlv_per_wallspy"] = ratio(row["dlv"]["median"], row["wallspy"]["median"])
+        except BenchError as e:
+            row["error"] = str(e)
+        rows.append(row)
+        progress("row 2", row)
+    return rows
+
+
+# ---------------------------------------------------------------- row 3
+
+def record_attach(target, seconds, runtime, extra=()):
+    """wallspy attach -r 100 for `seconds` on target: summary + rusage."""
+    argv = [WALLSPY, "attach", "-r", "100", "-d", seconds, "-o", tmp_path("attach.json"),
+            "--runtime", runtime, *extra, target.pid]
+    r = run_timed(argv, timeout=seconds * 20 + 120)
+    target.check_running("wallspy attach")
+    wallspy_failed(r, "wallspy attach")
+    s = parse_summary(r["stderr"])
+    s.update(cpu_s=r["cpu_s"], maxrss_kib=r["maxrss_kib"], wall_s=r["wall_s"],
+             output_bytes=os.path.getsize(tmp_path("attach.json")),
+             samples_per_tick=s["samples"] / s["ticks"] if s["ticks"] else 0)
+    return s
+
+
+def goroutine_profile(go_target):
+    """Ask go_parked_n (SIGUSR2) to time its runtime.GoroutineProfile calls."""
+    os.kill(go_target.pid, signal.SIGUSR2)
+    line = go_target.wait_line("goroutineprofile", 300)
+    d = dict(kv.split("=") for kv in line.split()[1:])
+    return {"goroutines": int(d["goroutines"]), "calls": int(d["calls"]),
+            "median_ms": int(d["median_us"]) / 1000, "min_ms": int(d["min_us"]) / 1000,
+            "max_ms": int(d["max_us"]) / 1000}
+
+
+def row3_pause(cfg):
+    """Target pause per tick at 100 Hz beside Go's GoroutineProfile at the
+    same N (in the same fixture for Go; in go_parked_n N for the others)."""
+    go_ok = wallspy_go_available()
+    cases = ([("go", n) for n in cfg["pause_go"]] +
+             [("greenrt", n) for n in cfg["pause_greenrt"]] +
+             [("threads", n) for n in cfg["pause_threads"]])
+    rows = []
+    for n in sorted({n for _, n in cases}):
+        try:
+            go_target = Target([bench_bin("go_parked_n"), n, cfg["goroutineprofile_calls"]],
+                               timeout=600)
+        except BenchError as e:
+            rows += [{"target": kind, "n": n, "error": str(e)} for kind, m in cases if m == n]
+            continue
+        with go_target:
+            for kind, m in cases:
+                if m != n:
+                    continue
+                row = {"target": kind, "n": n}
+                try:
+                    row.update(pause_case(cfg, kind, n, go_target, go_ok))
+                except BenchError as e:
+                    row["error"] = str(e)
+                rows.append(row)
+                progress("row 3", row)
+    return rows
+
+
+def pause_case(cfg, kind, n, go_target, go_ok):
+    seconds = cfg["pause_seconds"]
+    row = {}
+    if kind == "go":
+        target, runtime = go_target, "go"
+        row["fixture"] = f"go_parked_n {n}"
+    elif kind == "greenrt":
+        target = Target([bench_bin("greenrt_parked_n"), n])
+        runtime = GREENRT_DESCRIPTOR
+        row["fixture"] = f"greenrt_parked_n {n}"
+    else:
+        target = Target([bench_bin("parked_threads"), n])
+        runtime = "threads"
+        row["fixture"] = f"parked_threads {n}"
+    sides = ["goroutineprofile"]
+    if kind != "go" or go_ok:
+        sides.insert(0, "wallspy")
+    else:
+        row["wallspy"] = PENDING_GO
+
+    def measure(side):
+        if side == "goroutineprofile":
+            return goroutine_profile(go_target)
+        return record_attach(target, seconds, runtime)
+
+    try:
+        runs = interleave(sides, cfg["pause_rounds"], measure)
+    finally:
+        if target is not go_target:
+            target.end()
+    gp = runs["goroutineprofile"]
+    row["goroutineprofile_median_ms"] = summarize([x["median_ms"] for x in gp])
+    row["goroutineprofile_max_ms"] = summarize([x["max_ms"] for x in gp])
+    row["goroutineprofile_goroutines"] = gp[0]["goroutines"]
+    if "wallspy" in runs:
+        ws = runs["wallspy"]
+        row["command"] = (f"wallspy attach -r 100 -d {seconds} --runtime "
+                          f"{os.path.relpath(runtime, ROOT) if '/' in runtime else runtime} PID")
+        for key in ("pause_median_ms", "pause_p99_ms", "pause_max_ms", "missed_ticks",
+                    "ticks", "tasks", "samples_per_tick"):
+            row[key] = summarize([x[key] for x in ws])
+        row["pause_per_goroutineprofile"] = ratio(row["pause_median_ms"]["median"],
+                                                  row["goroutineprofile_median_ms"]["median"])
+    return row
+
+
+# ---------------------------------------------------------------- row 4
+
+def row4_slowdown(cfg):
+    """Compute workload alone vs under `wallspy record -r 100`, interleaved."""
+    items, iters = cfg["compute_items"], cfg["compute_iters"]
+    go_ok = wallspy_go_available()
+    cases = [
+        ("C, OS threads", [bench_bin("compute_threads"), cfg["compute_threads"], items, iters],
+         "threads"),
+        # greenrt's loop yields every 2^16 iterations: half the work keeps
+        # it near the others' 3-5 s.
+        ("C, greenrt tasks", [GREENRT_W3, items, iters // 2], GREENRT_DESCRIPTOR),
+        ("Go", [bench_bin("go_workload3"), items, iters], "go"),
+        (f"Go + {cfg['compute_parked']} parked goroutines",
+         [bench_bin("go_workload3_parked"), items, iters, cfg["compute_parked"]], "go"),
+    ]
+    rows = []
+    for name, argv, runtime in cases:
+        row = {"workload": name, "command": " ".join(map(str, argv)).replace(ROOT + "/", ""),
+               "runtime": os.path.relpath(runtime, ROOT) if "/" in runtime else runtime}
+        if runtime == "go" and not go_ok:
+            row["under"] = PENDING_GO
+            rows.append(row)
+            progress("row 4", row)
+            continue
+        try:
+            row.update(slowdown_case(cfg, argv, runtime))
+        except BenchError as e:
+            row["error"] = str(e)
+        rows.append(row)
+        progress("row 4", row)
+    return rows
+
+
+def slowdown_case(cfg, argv, runtime):
+    under = [WALLSPY, "record", "-r", "100", "-o", tmp_path("record.json"),
+             "--runtime", runtime, "--"] + argv
+    commands = {"alone": argv, "under": under}
+
+    def measure(side):
+        out = tmp_path("workload.txt")
+        r = run_timed(commands[side], out, timeout=1800)
+        if r["status"] != 0:
+            raise BenchError(f"{side}: exit {r['status']}: {r['stderr'].strip()[-300:]}")
+        with open(out) as f:
+            m = re.search(r"elapsed_s=([\d.]+)", f.read())
+        r["target_s"] = float(m.group(1)) if m else None
+        if side == "under":
+            r.update(parse_summary(r["stderr"]))
+        return r
+
+    runs = interleave(["alone", "under"], cfg["slowdown_rounds"], measure)
+    alone, under = runs["alone"], runs["under"]
+    row = {"alone": summarize([x["wall_s"] for x in alone]),
+           "under": summarize([x["wall_s"] for x in under]),
+           "pause_median_ms": summarize([x["pause_median_ms"] for x in under]),
+           "pause_p99_ms": summarize([x["pause_p99_ms"] for x in under]),
+           "missed_ticks": summarize([x["missed_ticks"] for x in under]),
+           "tasks": summarize([x["tasks"] for x in under])}
+    row["slowdown"] = ratio(row["under"]["median"], row["alone"]["median"])
+    row["paired_ratio"] = summarize([u["wall_s"] / a["wall_s"] for a, u in zip(alone, under)])
+    if all(x["target_s"] for x in alone + under):
+        # The target's own clock: without wallspy's start-up and output.
+        row["target_alone_s"] = summarize([x["target_s"] for x in alone])
+        row["target_under_s"] = summarize([x["target_s"] for x in under])
+        row["target_slowdown"] = ratio(row["target_under_s"]["median"],
+                                       row["target_alone_s"]["median"])
+    return row
+
+
+# ---------------------------------------------------------------- row 5
+
+def row5_cost(cfg):
+    """wallspy's CPU per task-sample (warm: the extra CPU of a long over a
+    short recording per extra sample), and peak RSS and output size of a
+    long 100 Hz recording of N tasks."""
+    n = cfg["cost_tasks"]
+    short, long_ = cfg["cost_seconds"]
+    go_ok = wallspy_go_available()
+    cases = [("greenrt", [bench_bin("greenrt_parked_n"), n], GREENRT_DESCRIPTOR),
+             ("go", [bench_bin("go_parked_n"), n], "go"),
+             ("threads", [bench_bin("parked_threads"), 64], "threads")]
+    rows = []
+    for kind, argv, runtime in cases:
+        row = {"target": kind, "fixture": " ".join(map(str, argv)).replace(BENCH_BUILD + "/", ""),
+               "runtime": os.path.relpath(runtime, ROOT) if "/" in runtime else runtime}
+        if runtime == "go" and not go_ok:
+            row["cpu_us_per_task_sample"] = PENDING_GO
+            rows.append(row)
+            progress("row 5", row)
+            continue
+        try:
+            with Target(argv, timeout=600) as t:
+                runs = interleave(["short", "long"], cfg["cost_rounds"],
+                                  lambda side: record_attach(t, short if side == "short"
+                                                             else long_, runtime))
+                warm = [(lg["cpu_s"] - sh["cpu_s"]) / (lg["samples"] - sh["samples"]) * 1e6
+                        for sh, lg in zip(runs["short"], runs["long"])
+                        if lg["samples"] > sh["samples"]]
+                cold = [x["cpu_s"] / x["samples"] * 1e6 for x in runs["long"] if x["samples"]]
+                row["cpu_us_per_task_sample"] = summarize(warm)
+                row["cpu_us_per_task_sample_cold"] = summarize(cold)
+                row["samples_per_tick"] = summarize([x["samples_per_tick"]
+                                                     for x in runs["long"]])
+                row["pause_median_ms"] = summarize([x["pause_median_ms"] for x in runs["long"]])
+                if kind != "threads":
+                    rec = record_attach(t, cfg["long_seconds"], runtime)
+                    row["long"] = {"seconds": cfg["long_seconds"],
+                                   "peak_rss_mb": rec["maxrss_kib"] / 1024,
+                                   "output_mb": rec["output_bytes"] / 1e6,
+                                   "samples": rec["samples"], "ticks": rec["ticks"],
+                                   "samples_per_tick": rec["samples_per_tick"],
+                                   "missed_ticks": rec["missed_ticks"], "tasks": rec["tasks"],
+                                   "cpu_s": rec["cpu_s"]}
+        except BenchError as e:
+            row["error"] = str(e)
+        rows.append(row)
+        progress("row 5", row)
+    return rows
+
+
+# ---------------------------------------------------------------- report
+
+def progress(row_name, row):
+    """One line per finished case, so a long run shows it is alive."""
+    brief = {k: (v["median"] if isinstance(v, dict) and "median" in v else v)
+             for k, v in row.items() if not k.endswith("_command") and k != "command"}
+    print(f"bench: {row_name}: " + json.dumps(brief, default=str)[:400], file=sys.stderr,
+          flush=True)
+
+
+def fmt_s(s):
+    """A summary of seconds as 'median (min–max)' in s or ms."""
+    if not isinstance(s, dict):
+        return s or "–"
+    scale, unit = (1, "s") if s["median"] >= 1 else (1000, "ms")
+
+    def f(v):
+        v *= scale
+        return f"{v:.0f}" if v >= 100 else f"{v:.1f}" if v >= 10 else f"{v:.2f}"
+
+    return f"{f(s['median'])} {unit} ({f(s['min'])}–{f(s['max'])})"
+
+
+def fmt_ms(s, digits=2):
+    if not isinstance(s, dict):
+        return s or "–"
+    return f"{s['median']:.{digits}f} ({s['min']:.{digits}f}–{s['max']:.{digits}f})"
+
+
+def fmt_bytes(n):
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.1f} kB"
+
+
+def fmt_x(r):
+    return f"{r:.1f}×" if isinstance(r, (int, float)) else "–"
+
+
+def table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def report_markdown(results):
+    out = []
+    meta = results["meta"]
+    out.append(f"Run {meta['date']} ({meta['mode']}), {meta['machine']}, "
+               f"load average {meta['load_start']} at start, {meta['load_end']} at end; "
+               f"{meta['wallspy_version']} at {meta['git']}.")
+    if float(meta["load_start"].split()[0]) > 1.5:
+        out.append("\n**The machine was loaded (1-minute load average above 1.5): absolute "
+                   "numbers are inflated and even ratios are noisy; rerun on a quiet "
+                   "machine.**")
+    rows = results["rows"]
+    if "1" in rows:
+        out.append("\n**1. One-shot dump of N OS threads** (parked_threads N; wall time of the "
+                   "whole command, median (min–max))\n")
+        out.append(table(["N", "wallspy dump", "eu-stack -i -s", "gdb bt", "eu-stack/wallspy",
+                          "gdb/wallspy"],
+                         [[r["n"], r.get("error", fmt_s(r.get("wallspy"))),
+                           fmt_s(r.get("eu-stack")), fmt_s(r.get("gdb")),
+                           fmt_x(r.get("eu-stack_per_wallspy")), fmt_x(r.get("gdb_per_wallspy"))]
+                          for r in rows["1"]]))
+    if "2" in rows:
+        out.append("\n**2. One-shot dump of N parked goroutines** (go_parked_n N)\n")
+        out.append(table(["N", "wallspy dump --runtime go", "dlv goroutines -t 50",
+                          "dlv/wallspy"],
+                         [[r["n"], r.get("error", fmt_s(r.get("wallspy"))), fmt_s(r.get("dlv")),
+                           fmt_x(r.get("dlv_per_wallspy"))] for r in rows["2"]]))
+    if "3" in rows:
+        out.append("\n**3. Target pause per tick at 100 Hz** (ms, median over rounds "
+                   "(min–max)) beside Go's runtime.GoroutineProfile at the same N\n")
+        out.append(table(["target", "pause median", "pause p99", "pause max",
+                          "task-samples per tick", "missed ticks", "GoroutineProfile median",
+                          "GoroutineProfile max", "pause/GoroutineProfile"],
+                         [[r.get("fixture", f"{r['target']} {r['n']}"),
+                           r.get("error", fmt_ms(r.get("pause_median_ms", r.get("wallspy")))),
+                           fmt_ms(r.get("pause_p99_ms")), fmt_ms(r.get("pause_max_ms")),
+                           fmt_ms(r.get("samples_per_tick"), 0),
+                           fmt_ms(r.get("missed_ticks"), 0),
+                           fmt_ms(r.get("goroutineprofile_median_ms")),
+                           fmt_ms(r.get("goroutineprofile_max_ms")),
+                           fmt_x(r.get("pause_per_goroutineprofile"))] for r in rows["3"]]))
+    if "4" in rows:
+        out.append("\n**4. Target slowdown under `wallspy record -r 100`** (wall time of the "
+                   "whole command)\n")
+        out.append(table(["workload", "alone", "under wallspy", "slowdown", "paired ratios",
+                          "target's own clock", "pause median ms"],
+                         [[f"{r['workload']} (`{r['command']}`)",
+                           r.get("error", fmt_s(r.get("alone"))), fmt_s(r.get("under")),
+                           pct(r.get("slowdown")),
+                           (f"{pct(r['paired_ratio']['min'])} … {pct(r['paired_ratio']['max'])}"
+                            if isinstance(r.get("paired_ratio"), dict) else "–"),
+                           pct(r.get("target_slowdown")), fmt_ms(r.get("pause_median_ms"))]
+                          for r in rows["4"]]))
+    if "5" in rows:
+        out.append("\n**5. Profiler cost** (warm CPU per task-sample = extra CPU of a long "
+                   "over a short attach ÷ extra samples; long recording at 100 Hz)\n")
+        out.append(table(["target", "task-samples per tick", "CPU µs/task-sample warm",
+                          "cold (whole run)", "long recording", "peak RSS", "output",
+                          "samples (missed ticks)"],
+                         [[r["fixture"], fmt_ms(r.get("samples_per_tick"), 0),
+                           r.get("error", fmt_ms(r.get("cpu_us_per_task_sample"), 1)),
+                           fmt_ms(r.get("cpu_us_per_task_sample_cold"), 1),
+                           f"{r['long']['seconds']} s" if "long" in r else "–",
+                           f"{r['long']['peak_rss_mb']:.1f} MB" if "long" in r else "–",
+                           fmt_bytes(r["long"]["output_mb"] * 1e6) if "long" in r else "–",
+                           f"{r['long']['samples']} ({r['long']['missed_ticks']})"
+                           if "long" in r else "–"] for r in rows["5"]]))
+    out.append("\n**Goals**\n")
+    out.append(table(["goal", "measured", "status"],
+                     [[g["goal"], str(g["measured"])[:100], g["status"]]
+                      for g in results["goals"]]))
+    return "\n".join(out) + "\n"
+
+
+def pct(r):
+    return f"{(r - 1) * 100:+.1f} %" if isinstance(r, (int, float)) else (r or "–")
+
+
+def find(rows, **keys):
+    for r in rows or []:
+        if all(r.get(k) == v for k, v in keys.items()):
+            return r
+    return None
+
+
+def goals(results):
+    """The issue's goals against this run's numbers."""
+    rows = results["rows"]
+    out = []
+
+    def goal(text, value, ok, measured):
+        if value is None:
+            out.append({"goal": text, "measured": measured or "not measured",
+                        "status": "pending" if measured and "pending" in str(measured)
+                        else "not measured"})
+        else:
+            out.append({"goal": text, "measured": measured, "status": "met" if ok else "not met"})
+
+    r = find(rows.get("2"), n=10000)
+    v = r and r.get("dlv_per_wallspy")
+    goal("dump of 10k goroutines ≥ 40× faster than Delve", v, v and v >= 40,
+         fmt_x(v) if v else (r and r.get("wallspy")))
+    r = find(rows.get("1"), n=512)
+    v = r and r.get("eu-stack_per_wallspy")
+    goal("dump of 512 threads ≥ 10× faster than eu-stack", v, v and v >= 10,
+         fmt_x(v) if v else (r and r.get("error")))
+    r = find(rows.get("3"), target="go", n=1000)
+    v = r and r.get("pause_per_goroutineprofile")
+    goal("pause per tick at 1k parked goroutines ≤ GoroutineProfile at 1k", v, v and v <= 1,
+         (f"{r['pause_median_ms']['median']:.2f} ms vs "
+          f"{r['goroutineprofile_median_ms']['median']:.2f} ms") if v
+         else (r and (r.get("wallspy") or r.get("error"))))
+    for r in rows.get("4") or []:
+        v = r.get("slowdown")
+        goal(f"slowdown of {r['workload']} under record -r 100 ≤ 2 %", v, v and v <= 1.02,
+             pct(v) if v else (r.get("under") or r.get("error")))
+        paired = r.get("paired_ratio")
+        if v and paired and paired["min"] <= 1.02 < paired["max"]:
+            out[-1]["status"] += (f" (undecided: paired ratios {pct(paired['min'])} … "
+                                  f"{pct(paired['max'])})")
+    for r in rows.get("5") or []:
+        s = r.get("cpu_us_per_task_sample")
+        v = s["median"] if isinstance(s, dict) else None
+        goal(f"wallspy CPU ≤ 10 µs per task-sample warm ({r['fixture']})", v, v and v <= 10,
+             f"{v:.1f} µs" if v else (s or r.get("error")))
+        if "long" in r or r["target"] != "threads":
+            lg = r.get("long")
+            v = lg and lg["peak_rss_mb"]
+            goal(f"60 s × 100 Hz × 1k tasks in ≤ 64 MB peak RSS ({r['fixture']}, "
+                 f"{lg['seconds'] if lg else '?'} s here)", v, v and v <= 64,
+                 f"{v:.1f} MB" if v else (s if isinstance(s, str) else r.get("error")))
+    return out
+
+
+def dlv_version():
+    try:
+        r = subprocess.run(["dlv", "version"], stdout=subprocess.PIPE, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return "not found"
+    m = re.search(r"Version: (\S+)", r.stdout)
+    return "Delve " + (m.group(1) if m else "?")
+
+
+def machine_meta(mode):
+    def first_line(argv):
+        try:
+            r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, timeout=30)
+            return next((l for l in r.stdout.splitlines() if l.strip()), "").strip()
+        except (OSError, subprocess.TimeoutExpired):
+            return "not found"
+
+    cpu = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        m = re.search(r"^model name\s*:\s*(.+)$", f.read(), re.M)
+        cpu = m.group(1) if m else cpu
+    with open("/proc/meminfo") as f:
+        mem_gb = int(re.search(r"MemTotal:\s+(\d+)", f.read()).group(1)) / 2**20
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                           stdout=subprocess.PIPE, text=True).stdout.strip()
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "mode": mode,
+        "machine": f"{os.cpu_count()} CPUs ({cpu}), {mem_gb:.0f} GB, Linux {platform.release()}",
+        "load_start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "git": first_line(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"])
+               + (" + uncommitted changes" if dirty else ""),
+        "wallspy_version": first_line([WALLSPY, "--version"]),
+        "tools": {"eu-stack": first_line(["eu-stack", "--version"]),
+                  "gdb": first_line(["gdb", "--version"]),
+                  "dlv": dlv_version(),
+                  "go": first_line(["go", "version"]),
+                  "cc": first_line(["cc", "--version"])},
+    }
+
+
+ROWS = {"1": row1_dump_threads, "2": row2_dump_goroutines, "3": row3_pause,
+        "4": row4_slowdown, "5": row5_cost}
+
+
+def main():
+    global _tmpdir
+    p = argparse.ArgumentParser(
+        prog="bench/run",
+        description="wallspy's benchmarks: dump vs eu-stack/gdb/Delve, pause per tick vs "
+                    "GoroutineProfile, slowdown, profiler cost. Prints a markdown table and "
+                    "writes a JSON copy.")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--smoke", action="store_true",
+                      help="smallest size of every row, quickly (CI)")
+    mode.add_argument("--full", action="store_true", help="every size (default)")
+    p.add_argument("--rows", default="1,2,3,4,5", help="rows to run, e.g. 1,3 (default all)")
+    p.add_argument("--rounds", type=int,
+                   help="rounds of every comparison (default: per row, see MODES)")
+    p.add_argument("--no-build", action="store_true",
+                   help="do not run tools/build (bench fixtures are still built)")
+    p.add_argument("--output", help="JSON results, a .md copy beside it (default "
+                   "bench/results.json; with --smoke build/bench/results-smoke.json)")
+    p.add_argument("--report", metavar="JSON",
+                   help="only print (and rewrite the .md beside) the tables of an earlier "
+                        "run's JSON results")
+    args = p.parse_args()
+    if args.report:
+        with open(args.report) as f:
+            results = json.load(f)
+        results["goals"] = goals(results)
+        markdown = report_markdown(results)
+        with open(os.path.splitext(args.report)[0] + ".md", "w") as f:
+            f.write(markdown)
+        print(markdown)
+        return 0
+    mode_name = "smoke" if args.smoke else "full"
+    cfg = dict(MODES[mode_name])
+    if args.rounds:
+        for key, value in cfg.items():
+            if key.endswith("_rounds"):
+                cfg[key] = ({n: args.rounds for n in value} if isinstance(value, dict)
+                            else args.rounds)
+    wanted = [r.strip() for r in args.rows.split(",") if r.strip()]
+    if any(r not in ROWS for r in wanted):
+        p.error("--rows: choose from 1,2,3,4,5")
+    output = os.path.abspath(args.output) if args.output else (
+        os.path.join(BENCH_BUILD, "results-smoke.json") if args.smoke
+        else os.path.join(ROOT, "bench", "results.json"))
+
+    atexit.register(cleanup)
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, on_signal)
+    _tmpdir = tempfile.mkdtemp(prefix="wallspy-bench-")
+    os.chdir(ROOT)
+    build(args)
+
+    results = {"meta": machine_meta(mode_name), "config": cfg, "rows": {}}
+    results["meta"]["wallspy_runtime_go"] = wallspy_go_available()
+    t0 = time.monotonic()
+    for key in wanted:
+        results["rows"][key] = ROWS[key](cfg)
+    results["meta"]["load_end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    results["meta"]["duration_s"] = round(time.monotonic() - t0, 1)
+    results["goals"] = goals(results)
+    markdown = report_markdown(results)
+    with open(output, "w") as f:
+        json.dump(results, f, indent=1, default=str)
+        f.write("\n")
+    with open(os.path.splitext(output)[0] + ".md", "w") as f:
+        f.write(markdown)
+    print(markdown)
+    print(f"bench: {results['meta']['duration_s']} s; wrote {os.path.relpath(output, ROOT)} "
+          f"and {os.path.relpath(os.path.splitext(output)[0] + '.md', ROOT)}")
+    errors = [r.get("error") for rows in results["rows"].values() for r in rows if r.get("error")]
+    for e in errors:
+        print("bench: error: " + e, file=sys.stderr)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
