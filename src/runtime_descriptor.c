@@ -23,6 +23,7 @@
 
 #include "ws_dwtype.h"
 #include "ws_memory.h"
+#include "ws_random.h"
 #include "ws_symbols.h"
 #include "ws_syscalls.h"
 #include "ws_target.h"
@@ -100,6 +101,12 @@ struct state {
 	struct { uint64_t address; char *text; } *reason_cache;
 	size_t reason_cache_n, reason_cache_capacity;
 	char idle_names[64][24];
+	/* array registries: slot addresses, struct copies, sampling */
+	uint64_t *addrs;
+	size_t addrs_capacity;
+	uint8_t *bulk;
+	size_t bulk_capacity;
+	struct ws_random rng;
 };
 
 /* --- descriptor parsing --- */
@@ -757,8 +764,13 @@ static struct ws_error *walk_list(struct state *s, struct ws_target *target,
 	return NULL;
 }
 
+/* Array registries can be sampled without reading every task: pick a
+ * uniform random subset of the slots (the pause budget's `limit`), each
+ * task found standing for slots/picked, and read the picked task structs
+ * with batched process_vm_readv. */
 static struct ws_error *walk_array(struct state *s, struct ws_target *target,
-				   uint64_t n, struct ws_task_list *out)
+				   uint64_t n, size_t limit,
+				   struct ws_task_list *out)
 {
 	struct descriptor *d = &s->d;
 	size_t size = (size_t)d->task_size;
@@ -767,36 +779,69 @@ static struct ws_error *walk_array(struct state *s, struct ws_target *target,
 	if (d->registry.kind == WS_DWTYPE_POINTER &&
 	    (err = ws_dwtype_read_pointer(&d->registry, &base)))
 		return err;
+	if (n > s->addrs_capacity) {
+		uint64_t *a = realloc(s->addrs, (size_t)n * sizeof(*a));
+		if (!a)
+			return &ws_error_nomem;
+		s->addrs = a;
+		s->addrs_capacity = (size_t)n;
+	}
 	if (d->layout == LAYOUT_ARRAY) {
-		for (uint64_t i = 0; i < n; i++) {
-			uint64_t address = base + i * size;
-			err = ws_remote_read(s->pid, address, s->buf, size);
-			if (err) {
-				ws_error_destroy(err);
+		for (uint64_t i = 0; i < n; i++)
+			s->addrs[i] = base + i * size;
+	} else if (n && (err = ws_remote_read(s->pid, base, s->addrs,
+					      (size_t)n * sizeof(uint64_t)))) {
+		return err;
+	}
+	double scale = 1;
+	if (limit && limit < n) {
+		for (size_t i = 0; i < limit; i++) {
+			size_t j = i + (size_t)ws_random_below(&s->rng, n - i);
+			uint64_t t = s->addrs[i];
+			s->addrs[i] = s->addrs[j];
+			s->addrs[j] = t;
+		}
+		scale = (double)n / (double)limit;
+		n = limit;
+	}
+	if ((size_t)n * size > s->bulk_capacity) {
+		uint8_t *b = realloc(s->bulk, (size_t)n * size);
+		if (!b)
+			return &ws_error_nomem;
+		s->bulk = b;
+		s->bulk_capacity = (size_t)n * size;
+	}
+	enum { BATCH = 1024 };
+	struct ws_remote_range ranges[BATCH];
+	size_t index[BATCH];
+	for (uint64_t first = 0; first < n; first += BATCH) {
+		size_t k = 0;
+		for (uint64_t i = first; i < n && i < first + BATCH; i++) {
+			if (!s->addrs[i])
+				continue; /* an empty slot */
+			ranges[k] = (struct ws_remote_range){
+				.address = s->addrs[i],
+				.buf = s->bulk + i * size,
+				.size = size,
+			};
+			index[k++] = (size_t)i;
+		}
+		ws_remote_readv(s->pid, ranges, k);
+		for (size_t r = 0; r < k; r++) {
+			/* A slot that cannot be read is a task caught being
+			 * freed: skip it. */
+			if (ranges[r].done != size)
 				continue;
-			}
-			if ((err = decode_task(s, target, address, s->buf, out)))
+			size_t before = out->n;
+			err = decode_task(s, target, s->addrs[index[r]],
+					  s->bulk + index[r] * size, out);
+			if (err)
 				return err;
+			if (out->n > before)
+				out->tasks[out->n - 1].scale = scale;
 		}
-		return NULL;
 	}
-	/* Pointer array: read the pointers in one go, then each task. */
-	uint64_t *ptrs = malloc((size_t)n * sizeof(*ptrs) + 1);
-	if (!ptrs)
-		return &ws_error_nomem;
-	err = ws_remote_read(s->pid, base, ptrs, (size_t)n * sizeof(*ptrs));
-	for (uint64_t i = 0; !err && i < n; i++) {
-		if (!ptrs[i])
-			continue;
-		struct ws_error *e = ws_remote_read(s->pid, ptrs[i], s->buf, size);
-		if (e) {
-			ws_error_destroy(e);
-			continue;
-		}
-		err = decode_task(s, target, ptrs[i], s->buf, out);
-	}
-	free(ptrs);
-	return err;
+	return NULL;
 }
 
 static void add_idle_workers(struct state *s, struct ws_target *target,
@@ -833,7 +878,8 @@ static struct ws_error *descriptor_list(struct ws_runtime *runtime,
 	struct state *s = runtime->state;
 	struct descriptor *d = &s->d;
 	uint64_t count = 0;
-	(void)limit; /* lists are walked whole; the sampler subsamples */
+	/* (A list is walked whole and the sampler subsamples; arrays are
+	 * sampled by walk_array.) */
 	struct ws_error *err;
 	if (d->has_count && (err = read_uint_global(&d->count, &count)))
 		return err;
@@ -865,7 +911,7 @@ static struct ws_error *descriptor_list(struct ws_runtime *runtime,
 	if (d->layout == LAYOUT_LIST)
 		err = walk_list(s, target, bound, out);
 	else
-		err = walk_array(s, target, bound, out);
+		err = walk_array(s, target, bound, limit, out);
 	if (err)
 		return err;
 	add_idle_workers(s, target, out);
@@ -885,6 +931,8 @@ static void descriptor_destroy(struct ws_runtime *runtime)
 		for (size_t i = 0; i < s->d.reasons.n; i++)
 			free((char *)s->d.reasons.name[i]);
 		free(s->buf);
+		free(s->addrs);
+		free(s->bulk);
 		free(s->strings);
 		free(s->workers);
 		for (size_t i = 0; i < s->reason_cache_n; i++)
@@ -917,6 +965,7 @@ struct ws_error *ws_runtime_descriptor_create(const char *text,
 	rt->ops = &descriptor_ops;
 	rt->state = s;
 	s->pid = target->pid;
+	ws_random_seed(&s->rng, ws_now_ns());
 	s->d.source = strdup(source);
 	struct ws_error *err = s->d.source ? NULL : &ws_error_nomem;
 	if (!err) {

@@ -253,7 +253,10 @@ Test(e2e_descriptor, nested_member_not_in_dwarf, .timeout = 60,
 
 Test(e2e_descriptor, list_link_not_in_dwarf, .timeout = 60, .fini = e2e_cleanup)
 {
-	cJSON *d = good_descriptor();
+	/* The list form of greenrt's descriptor (the embedded one reads its
+	 * array of task pointers). */
+	cJSON *d = e2e_load_json(WS_SOURCE_DIR "/fixtures/greenrt/greenrt-list.wallspy.json");
+	cr_assert_not_null(d);
 
 	set_string(d, "registry", "next", "all_nxt");
 	check_rejected(write_descriptor(d, "next.json"), EXIT_NO_DEBUGINFO,

@@ -310,6 +310,24 @@ Test(e2e_green, dump_json_parked_descriptor_file, .timeout = 60,
 	e2e_check_healthy_then_stop(pid);
 }
 
+/* The same runtime read through its linked list of tasks (layout "list")
+ * instead of its array of task pointers. */
+Test(e2e_green, dump_json_parked_list_descriptor, .timeout = 60,
+     .fini = e2e_cleanup)
+{
+	struct expected_task table[MAX_EXPECTED];
+	int ntable = load_expected(table);
+	pid_t pid = e2e_start_fixture("greenrt/greenrt_parked", NULL, "ready", 20000);
+	struct e2e_result res = run_dump(pid, true,
+					 "fixtures/greenrt/greenrt-list.wallspy.json",
+					 WS_SOURCE_DIR);
+	cJSON *root = e2e_parse_json(res.out);
+
+	cr_assert_not_null(root, "dump --json output is not JSON:\n%s", res.out);
+	check_parked_dump_json(root, pid, table, ntable);
+	e2e_check_healthy_then_stop(pid);
+}
+
 /* --runtime threads: OS threads instead of green tasks. */
 Test(e2e_green, dump_json_parked_threads_runtime, .timeout = 60,
      .fini = e2e_cleanup)
