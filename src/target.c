@@ -724,12 +724,11 @@ void ws_target_destroy(struct ws_target *t)
 {
 	if (!t)
 		return;
+	/* A launched command that is still alive keeps running, detached:
+	 * the user stopped wallspy, not the command (ws_target_kill is for
+	 * failures before it ever ran). */
 	if (!t->exited)
 		ws_target_detach(t);
-	if (t->launched && !t->exited) {
-		/* A launched command outlives wallspy only when the user asked
-		 * for it by interrupting; callers detach first in that case. */
-	}
 	target_free(t);
 }
 
