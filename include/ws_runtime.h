@@ -103,6 +103,9 @@ struct ws_runtime {
 	/* Unwind with libdw (reads .debug_frame; Go has no .eh_frame) rather
 	 * than libunwind. */
 	bool prefer_libdw;
+	/* Frame sizes are fixed per pc (Go): unwinds may use the step cache
+	 * (ws_unwinder_use_step_cache). */
+	bool fixed_frames;
 	/* Every task is an OS thread, stopped by every tick anyway: the pause
 	 * budget would save only the stack copies and add sampling noise, so
 	 * these tasks are always all sampled. */

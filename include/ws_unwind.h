@@ -52,6 +52,16 @@ void ws_unwinder_destroy(struct ws_unwinder *unwinder);
 
 enum ws_unwind_backend ws_unwinder_backend(const struct ws_unwinder *unwinder);
 
+/* Frames deeper than this are not learnt by the step cache. */
+enum { WS_STEP_LEARN_FRAMES = 1024 };
+
+/* For code whose frame sizes are fixed per pc (Go: no alloca, CFA always
+ * sp + constant): the libdw backend learns, from its own unwinds, how far
+ * each pc's caller frame lies, and later walks stacks with that table
+ * alone (about 50 ns a frame instead of 1 us), falling back to libdw for
+ * any pc not learnt. A pc seen with two different steps is never guessed. */
+void ws_unwinder_use_step_cache(struct ws_unwinder *unwinder, bool on);
+
 /* Forgets cached memory of the previous tick (call once per tick). */
 void ws_unwinder_new_tick(struct ws_unwinder *unwinder);
 

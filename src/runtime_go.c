@@ -538,6 +538,7 @@ struct ws_error *ws_runtime_go_create(struct ws_target *target,
 	rt->state = s;
 	rt->root_function = "runtime.goexit";
 	rt->prefer_libdw = true;
+	rt->fixed_frames = true;
 	s->pid = target->pid;
 	ws_random_seed(&s->rng, ws_now_ns());
 	struct ws_memory_reader reader = ws_remote_reader(&s->pid);

@@ -62,6 +62,9 @@ static struct ws_error *choose_backend(struct ws_sampler *s)
 		libdw = true;
 	else if (env && strcmp(env, "libunwind") == 0)
 		libdw = false;
+	ws_unwinder_use_step_cache(s->unwinder,
+				   libdw && s->runtime && s->runtime->fixed_frames &&
+				   !getenv("WALLSPY_NO_STEP_CACHE"));
 	return ws_unwinder_set_backend(s->unwinder, libdw ? WS_UNWIND_LIBDW
 							  : WS_UNWIND_LIBUNWIND);
 }

@@ -37,6 +37,20 @@ struct ws_unwinder {
 	const struct ws_snapshot *snap; /* being unwound */
 	bool hit_truncation;
 	struct page *pages;        /* direct-mapped remote page cache */
+	/* Frame steps learnt from libdw's unwinds, when frame sizes are
+	 * fixed per pc (Go): pc -> how far the caller's sp lies above this
+	 * frame's. Open addressing; key 0 = empty. */
+	bool step_cache;
+	struct step *steps;
+	size_t nsteps, steps_size;
+};
+
+enum step_kind { STEP_DELTA, STEP_LAST, STEP_VARIES };
+
+struct step {
+	uint64_t pc;
+	int64_t delta;             /* STEP_DELTA: caller's sp - this sp */
+	enum step_kind kind;       /* STEP_LAST: the unwind ends here */
 };
 
 static int read_word(struct ws_unwinder *u, uint64_t addr, unw_word_t *out)
@@ -200,6 +214,7 @@ void ws_unwinder_destroy(struct ws_unwinder *u)
 	if (u->upt)
 		_UPT_destroy(u->upt);
 	free(u->pages);
+	free(u->steps);
 	free(u);
 }
 
@@ -212,6 +227,9 @@ void ws_unwinder_new_tick(struct ws_unwinder *u)
 void ws_unwinder_flush(struct ws_unwinder *u)
 {
 	ws_unwinder_new_tick(u);
+	if (u->steps)
+		memset(u->steps, 0, u->steps_size * sizeof(*u->steps));
+	u->nsteps = 0;
 	unw_flush_cache(u->as, 0, 0);
 	/* _UPT keeps the last module's unwind table; a new handle drops it. */
 	void *upt = _UPT_create(u->pid);
@@ -297,9 +315,11 @@ enum ws_unwind_backend ws_unwinder_backend(const struct ws_unwinder *u)
 
 struct dw_walk {
 	struct ws_pc *pcs;
+	uint64_t *sps;      /* each frame's sp, for learning steps; or NULL */
 	size_t n, max;
 	bool saved;         /* frame 0 is a return address (saved context) */
 	bool left_stack;
+	bool signal_frame;  /* some frame after the first was an activation */
 };
 
 static int dw_frame(Dwfl_Frame *state, void *arg)
@@ -318,6 +338,13 @@ static int dw_frame(Dwfl_Frame *state, void *arg)
 			return DWARF_CB_ABORT;
 		}
 	}
+	if (w->sps) {
+		Dwarf_Word sp = 0;
+		dwfl_frame_reg(state, WS_REG_RSP, &sp);
+		w->sps[w->n] = sp;
+	}
+	if (w->n > 0 && activation)
+		w->signal_frame = true;
 	w->pcs[w->n].pc = pc;
 	w->pcs[w->n].is_return_address =
 		w->n == 0 ? w->saved : !activation;
@@ -325,11 +352,93 @@ static int dw_frame(Dwfl_Frame *state, void *arg)
 	return w->n == w->max ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
+/* --- the step cache (fixed frame sizes) --- */
+
+static struct step *step_slot(struct ws_unwinder *u, uint64_t pc)
+{
+	size_t mask = u->steps_size - 1;
+	for (size_t i = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 20) & mask;;
+	     i = (i + 1) & mask)
+		if (u->steps[i].pc == pc || u->steps[i].pc == 0)
+			return &u->steps[i];
+}
+
+static void learn_step(struct ws_unwinder *u, uint64_t pc,
+		       enum step_kind kind, int64_t delta)
+{
+	if ((u->nsteps + 1) * 2 > u->steps_size) {
+		size_t size = u->steps_size ? u->steps_size * 2 : 4096;
+		struct step *old = u->steps;
+		size_t old_size = u->steps_size;
+		struct step *steps = calloc(size, sizeof(*steps));
+		if (!steps)
+			return;
+		u->steps = steps;
+		u->steps_size = size;
+		for (size_t i = 0; i < old_size; i++)
+			if (old[i].pc)
+				*step_slot(u, old[i].pc) = old[i];
+		free(old);
+	}
+	struct step *st = step_slot(u, pc);
+	if (st->pc == 0) {
+		*st = (struct step){.pc = pc, .delta = delta, .kind = kind};
+		u->nsteps++;
+	} else if (st->kind != kind || st->delta != delta) {
+		st->kind = STEP_VARIES; /* not fixed after all: never guess */
+	}
+}
+
+/* Walks a stack with learnt steps only: each frame's caller sp is this
+ * sp + delta[pc], its return address the word just below. Returns 0 when
+ * a pc has not been learnt (the caller then unwinds with libdw). */
+static size_t unwind_steps(struct ws_unwinder *u,
+			   const struct ws_snapshot *snap, struct ws_pc *pcs,
+			   size_t max)
+{
+	uint64_t pc = snap->regs.value[WS_REG_RIP];
+	uint64_t sp = snap->regs.value[WS_REG_RSP];
+	size_t n = 0;
+	for (;;) {
+		const struct step *st = step_slot(u, pc);
+		if (st->pc != pc || st->kind == STEP_VARIES)
+			return 0;
+		pcs[n].pc = pc;
+		pcs[n].is_return_address = n > 0 || !snap->pc_exact;
+		n++;
+		if (st->kind == STEP_LAST || n == max)
+			return n;
+		uint64_t caller_sp = sp + (uint64_t)st->delta;
+		if (snap->stack_hi &&
+		    (caller_sp < snap->stack_lo || caller_sp >= snap->stack_hi))
+			return n; /* left the task's stack, as libdw would */
+		unw_word_t ra;
+		if (read_word(u, caller_sp - 8, &ra) != 0 || ra == 0)
+			return 0;
+		pc = ra;
+		sp = caller_sp;
+	}
+}
+
+void ws_unwinder_use_step_cache(struct ws_unwinder *u, bool on)
+{
+	u->step_cache = on;
+}
+
 static size_t unwind_libdw(struct ws_unwinder *u,
 			   const struct ws_snapshot *snap, struct ws_pc *pcs,
 			   size_t max, const char **stop_reason)
 {
-	struct dw_walk w = {.pcs = pcs, .max = max, .saved = !snap->pc_exact};
+	if (u->step_cache && u->nsteps) {
+		size_t n = unwind_steps(u, snap, pcs, max);
+		if (n)
+			return n;
+		u->hit_truncation = false;
+	}
+	uint64_t sps[WS_STEP_LEARN_FRAMES];
+	bool learn = u->step_cache && max <= WS_STEP_LEARN_FRAMES;
+	struct dw_walk w = {.pcs = pcs, .sps = learn ? sps : NULL, .max = max,
+			    .saved = !snap->pc_exact};
 	int rc = dwfl_getthread_frames(u->dwfl, DW_TID, dw_frame, &w);
 	if (w.n == max)
 		*stop_reason = "stack deeper than the frame limit";
@@ -337,6 +446,15 @@ static size_t unwind_libdw(struct ws_unwinder *u,
 		*stop_reason = "stack deeper than --max-stack";
 	else if (rc != 0 && w.n == 0)
 		*stop_reason = "unwind failed at the first frame";
+	/* Learn from a clean walk: every step between frames, and where it
+	 * ended when libdw found no caller (not cut by a limit or a bound). */
+	if (learn && w.n && !w.signal_frame && !u->hit_truncation) {
+		for (size_t i = 0; i + 1 < w.n; i++)
+			learn_step(u, pcs[i].pc, STEP_DELTA,
+				   (int64_t)(sps[i + 1] - sps[i]));
+		if (rc == 0 && !w.left_stack && w.n < max)
+			learn_step(u, pcs[w.n - 1].pc, STEP_LAST, 0);
+	}
 	return w.n;
 }
 
