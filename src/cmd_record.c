@@ -106,7 +106,9 @@ static struct ws_error *sample_loop(struct recording *r)
 			missed = (now - next) / interval;
 			r->status.missed_ticks += missed;
 			k += missed;
-			if (!r->warned_late) {
+			/* The first ticks load debug info (tens of ms for a
+			 * libc with DWARF): late by design, not worth a word. */
+			if (!r->warned_late && r->status.ticks >= 10) {
 				r->warned_late = true;
 				ws_status_clear(&r->status);
 				fprintf(stderr,
