@@ -74,6 +74,10 @@ struct ws_error *ws_symbols_refresh(struct ws_symbols *symbols);
 bool ws_symbols_find_function(struct ws_symbols *symbols, const char *name,
 			      uint64_t *address);
 
+/* The section named `name` of a module's ELF file, or NULL (a linear scan
+ * of the section headers). */
+Elf_Scn *ws_module_find_section(Dwfl_Module *module, const char *name);
+
 /* The underlying Dwfl, for DWARF type lookups (ws_dwtype). Owned by symbols. */
 Dwfl *ws_symbols_dwfl(struct ws_symbols *symbols);
 

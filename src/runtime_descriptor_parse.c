@@ -458,29 +458,15 @@ static int module_section(Dwfl_Module *mod, void **userdata, const char *name,
 {
 	(void)userdata, (void)start;
 	struct find_section *fs = arg;
-	GElf_Addr bias;
-	Elf *elf = dwfl_module_getelf(mod, &bias);
-	size_t shstrndx;
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+	Elf_Scn *scn = ws_module_find_section(mod, WS_DESCRIPTOR_SECTION);
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	if (!data || !data->d_buf || data->d_size == 0)
 		return DWARF_CB_OK;
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-		if (!gelf_getshdr(scn, &shdr))
-			continue;
-		const char *sname = elf_strptr(elf, shstrndx, shdr.sh_name);
-		if (!sname || strcmp(sname, WS_DESCRIPTOR_SECTION) != 0)
-			continue;
-		Elf_Data *data = elf_getdata(scn, NULL);
-		if (!data || !data->d_buf || data->d_size == 0)
-			continue;
-		fs->text = strndup(data->d_buf, data->d_size);
-		if (fs->text && asprintf(&fs->source, "%s(%s)", name,
-					 WS_DESCRIPTOR_SECTION) < 0)
-			fs->source = NULL;
-		return DWARF_CB_ABORT;
-	}
-	return DWARF_CB_OK;
+	fs->text = strndup(data->d_buf, data->d_size);
+	if (fs->text && asprintf(&fs->source, "%s(%s)", name,
+				 WS_DESCRIPTOR_SECTION) < 0)
+		fs->source = NULL;
+	return DWARF_CB_ABORT;
 }
 
 bool ws_runtime_descriptor_find(pid_t pid, struct ws_symbols *symbols,

@@ -212,22 +212,10 @@ static int module_is_go(Dwfl_Module *mod, void **userdata, const char *name,
 			Dwarf_Addr start, void *arg)
 {
 	(void)userdata, (void)name, (void)start;
-	GElf_Addr bias;
-	Elf *elf = dwfl_module_getelf(mod, &bias);
-	size_t shstrndx;
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return DWARF_CB_OK;
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-		const char *sname;
-		if (gelf_getshdr(scn, &shdr) &&
-		    (sname = elf_strptr(elf, shstrndx, shdr.sh_name)) &&
-		    (strcmp(sname, ".go.buildinfo") == 0 ||
-		     strcmp(sname, ".gopclntab") == 0)) {
-			*(bool *)arg = true;
-			return DWARF_CB_ABORT;
-		}
+	if (ws_module_find_section(mod, ".go.buildinfo") ||
+	    ws_module_find_section(mod, ".gopclntab")) {
+		*(bool *)arg = true;
+		return DWARF_CB_ABORT;
 	}
 	return DWARF_CB_OK;
 }

@@ -921,6 +921,25 @@ struct ws_error *ws_symbols_refresh(struct ws_symbols *symbols)
 	return NULL;
 }
 
+Elf_Scn *ws_module_find_section(Dwfl_Module *mod, const char *name)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	size_t shstrndx;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		const char *sname;
+		if (gelf_getshdr(scn, &shdr) &&
+		    (sname = elf_strptr(elf, shstrndx, shdr.sh_name)) &&
+		    strcmp(sname, name) == 0)
+			return scn;
+	}
+	return NULL;
+}
+
 struct find_function {
 	const char *name;
 	size_t len;
