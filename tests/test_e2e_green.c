@@ -278,13 +278,17 @@ static void check_parked_dump_json(const cJSON *root, pid_t pid,
 	cr_assert_eq(idle, 1, "%d idle workers, expected 1", idle);
 }
 
-/* dump --json, runtime auto: the descriptor embedded in the program. */
-Test(e2e_green, dump_json_parked, .timeout = 60, .fini = e2e_cleanup)
+/* dump --json of greenrt_parked matches the truth table. `runtime`: NULL
+ * for --runtime auto (the descriptor embedded in the program), or a
+ * descriptor file given as a relative path, as a user would type it in the
+ * source tree. */
+static void check_parked_dump(const char *runtime)
 {
 	struct expected_task table[MAX_EXPECTED];
 	int ntable = load_expected(table);
 	pid_t pid = e2e_start_fixture("greenrt/greenrt_parked", NULL, "ready", 20000);
-	struct e2e_result res = run_dump(pid, true, NULL, NULL);
+	struct e2e_result res = run_dump(pid, true, runtime,
+					 runtime ? WS_SOURCE_DIR : NULL);
 	cJSON *root = e2e_parse_json(res.out);
 
 	cr_assert_not_null(root, "dump --json output is not JSON:\n%s", res.out);
@@ -292,40 +296,23 @@ Test(e2e_green, dump_json_parked, .timeout = 60, .fini = e2e_cleanup)
 	e2e_check_healthy_then_stop(pid);
 }
 
-/* --runtime FILE.json: the same descriptor from a file, the same result. */
+Test(e2e_green, dump_json_parked, .timeout = 60, .fini = e2e_cleanup)
+{
+	check_parked_dump(NULL);
+}
+
+/* The embedded descriptor's file: the array of task pointers. */
 Test(e2e_green, dump_json_parked_descriptor_file, .timeout = 60,
      .fini = e2e_cleanup)
 {
-	struct expected_task table[MAX_EXPECTED];
-	int ntable = load_expected(table);
-	pid_t pid = e2e_start_fixture("greenrt/greenrt_parked", NULL, "ready", 20000);
-	/* A relative path, as a user would type it in the source tree. */
-	struct e2e_result res = run_dump(pid, true,
-					 "fixtures/greenrt/greenrt.wallspy.json",
-					 WS_SOURCE_DIR);
-	cJSON *root = e2e_parse_json(res.out);
-
-	cr_assert_not_null(root, "dump --json output is not JSON:\n%s", res.out);
-	check_parked_dump_json(root, pid, table, ntable);
-	e2e_check_healthy_then_stop(pid);
+	check_parked_dump("fixtures/greenrt/greenrt.wallspy.json");
 }
 
-/* The same runtime read through its linked list of tasks (layout "list")
- * instead of its array of task pointers. */
+/* The same runtime read through its linked list of tasks (layout "list"). */
 Test(e2e_green, dump_json_parked_list_descriptor, .timeout = 60,
      .fini = e2e_cleanup)
 {
-	struct expected_task table[MAX_EXPECTED];
-	int ntable = load_expected(table);
-	pid_t pid = e2e_start_fixture("greenrt/greenrt_parked", NULL, "ready", 20000);
-	struct e2e_result res = run_dump(pid, true,
-					 "fixtures/greenrt/greenrt-list.wallspy.json",
-					 WS_SOURCE_DIR);
-	cJSON *root = e2e_parse_json(res.out);
-
-	cr_assert_not_null(root, "dump --json output is not JSON:\n%s", res.out);
-	check_parked_dump_json(root, pid, table, ntable);
-	e2e_check_healthy_then_stop(pid);
+	check_parked_dump("fixtures/greenrt/greenrt-list.wallspy.json");
 }
 
 /* --runtime threads: OS threads instead of green tasks. */
