@@ -57,8 +57,6 @@ struct ws_tick {
 	struct ws_frame *frames;
 	uint64_t start_ns;           /* CLOCK_MONOTONIC when the stop began */
 	uint64_t pause_ns;           /* how long the target was stopped */
-	size_t listed;               /* tasks the registry had (estimated when
-				      * the adapter sampled) */
 };
 
 struct ws_sampler;

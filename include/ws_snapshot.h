@@ -38,7 +38,6 @@ struct ws_snapshot_set {
 	size_t arena_size;
 	struct ws_maps maps;      /* the target's map, reloaded when a stack
 				   * pointer falls outside every mapping */
-	size_t copied_bytes;      /* this tick */
 };
 
 void ws_snapshot_set_init(struct ws_snapshot_set *set, pid_t pid);

@@ -53,7 +53,6 @@ struct ws_target {
 	/* tid -> index+1 in threads (open addressing; 0 = empty). */
 	uint32_t *tid_index;
 	size_t tid_index_size;
-	size_t stop_timeouts;    /* threads that did not stop in time, total */
 };
 
 /* Launches argv[0] (PATH searched) already seized, and leaves it stopped
@@ -104,9 +103,6 @@ int ws_target_wait_events(struct ws_target *target, uint64_t deadline_ns);
 /* Blocks SIGCHLD and the terminating signals in the calling thread so they
  * are received synchronously by ws_target_wait_events. Idempotent. */
 void ws_target_block_signals(void);
-
-/* Returns a pending terminating signal (consumed) or 0, without waiting. */
-int ws_target_take_signal(void);
 
 /* Detaches from every thread: each is stopped, detached with any pending
  * signal, and left running (or in its group stop). Safe after exit. */

@@ -65,9 +65,6 @@ void ws_unwinder_use_step_cache(struct ws_unwinder *unwinder, bool on);
 /* Forgets cached memory of the previous tick (call once per tick). */
 void ws_unwinder_new_tick(struct ws_unwinder *unwinder);
 
-/* Forgets everything derived from the old program image (after exec). */
-void ws_unwinder_flush(struct ws_unwinder *unwinder);
-
 /* Unwinds one snapshot into pcs[0..max), innermost first; returns the
  * count. *stop_reason is NULL for a complete stack, else why the unwind
  * ended early ("stack deeper than --max-stack", "unwind failed: ..."),

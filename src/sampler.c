@@ -266,11 +266,6 @@ static struct ws_error *stopped_phase(struct ws_sampler *s)
 	}
 	uint64_t t1 = ws_now_ns();
 	s->phase_ns[1] += t1 - t0;
-	tick->listed = 0;
-	for (size_t i = 0; i < s->tasks.n; i++)
-		tick->listed += s->tasks.tasks[i].scale > 1
-					? (size_t)(s->tasks.tasks[i].scale + 0.5)
-					: 1;
 	if (limit && s->tasks.n > limit)
 		subsample(s, limit);
 	err = ws_snapshot_take(&s->snapshots, s->target, &s->tasks,
@@ -537,7 +532,6 @@ static struct ws_error *rolling_tick(struct ws_sampler *s)
 	struct ws_tick *tick = &s->tick;
 	ws_task_list_clear(&s->tasks);
 	s->snapshots.n = 0;
-	s->snapshots.copied_bytes = 0;
 	struct rolling r = {.sampler = s};
 	size_t stopped;
 	uint64_t longest;
@@ -562,7 +556,6 @@ static struct ws_error *rolling_tick(struct ws_sampler *s)
 	/* Group-stopped threads were put back into their stop already. */
 	s->phase_ns[0] += ws_now_ns() - tick->start_ns;
 	tick->pause_ns = longest;
-	tick->listed = s->tasks.n;
 	return err;
 }
 

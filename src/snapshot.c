@@ -84,7 +84,6 @@ static void read_ranges(struct ws_snapshot_set *set, pid_t pid,
 		if (ranges[r].done < snap->stack_size)
 			snap->truncated = false;
 		snap->stack_size = ranges[r].done;
-		set->copied_bytes += ranges[r].done;
 	}
 }
 
@@ -102,7 +101,6 @@ struct ws_error *ws_snapshot_take(struct ws_snapshot_set *set,
 		set->capacity = tasks->n;
 	}
 	set->n = tasks->n;
-	set->copied_bytes = 0;
 
 	/* First pass: registers and the range each copy needs. */
 	size_t total = 0;
@@ -235,6 +233,5 @@ struct ws_error *ws_snapshot_take_thread(struct ws_snapshot_set *set,
 	snap->stack_start = sp;
 	snap->stack = th->stack_copy;
 	snap->stack_size = r.done;
-	set->copied_bytes += r.done;
 	return NULL;
 }

@@ -166,20 +166,10 @@ void ws_target_block_signals(void)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 }
 
+/* A terminating signal for wallspy taken off the queue while waiting for
+ * SIGCHLD (inside a tick, or while detaching): kept until
+ * ws_target_wait_events hands it out, so Ctrl-C is never lost. */
 static int deferred_signal;
-
-int ws_target_take_signal(void)
-{
-	if (deferred_signal) {
-		int sig = deferred_signal;
-		deferred_signal = 0;
-		return sig;
-	}
-	sigset_t set = wallspy_signals(false);
-	struct timespec zero = {0, 0};
-	int sig = sigtimedwait(&set, NULL, &zero);
-	return sig > 0 ? sig : 0;
-}
 
 static bool is_stop_signal(int sig)
 {
@@ -327,11 +317,6 @@ static void drain_events(struct ws_target *t, bool stopping)
 	}
 }
 
-/* A terminating signal for wallspy taken off the queue while waiting for
- * SIGCHLD (inside a tick, or while detaching): kept until
- * ws_target_wait_events or ws_target_take_signal hands it out, so Ctrl-C is
- * never lost. (Declared above ws_target_take_signal.) */
-
 /* Waits for SIGCHLD until the deadline; false when the deadline passed.
  * Other signals of the set are deferred. */
 static bool wait_sigchld_until(uint64_t deadline_ns)
@@ -442,7 +427,6 @@ struct ws_error *ws_target_stop_all(struct ws_target *t, long timeout_ns,
 		if (!waiting)
 			break;
 		if (!wait_sigchld_until(deadline)) {
-			t->stop_timeouts++;
 			break;
 		}
 	}

@@ -224,21 +224,6 @@ void ws_unwinder_new_tick(struct ws_unwinder *u)
 		u->pages[i].address = 0;
 }
 
-void ws_unwinder_flush(struct ws_unwinder *u)
-{
-	ws_unwinder_new_tick(u);
-	if (u->steps)
-		memset(u->steps, 0, u->steps_size * sizeof(*u->steps));
-	u->nsteps = 0;
-	unw_flush_cache(u->as, 0, 0);
-	/* _UPT keeps the last module's unwind table; a new handle drops it. */
-	void *upt = _UPT_create(u->pid);
-	if (upt) {
-		_UPT_destroy(u->upt);
-		u->upt = upt;
-	}
-}
-
 /* --- libdwfl backend --- */
 
 /* The pseudo thread id the libdw backend unwinds: one "thread" whose
