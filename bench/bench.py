@@ -111,18 +111,29 @@ _started = []           # every Popen this harness started, for cleanup
 _tmpdir = None
 
 
-def tool_env():
-    """The environment for tools: no debuginfod (no network), C locale."""
+def debug_cache_dir():
+    """wallspy's decompressed-debuginfo cache for this run (WALLSPY_DEBUG_CACHE):
+    empty at the start, filled by the first wallspy run (a warm-up), removed at exit;
+    never the user's ~/.cache ("off" before the run's directory exists)."""
+    return os.path.join(_tmpdir, "debug-cache") if _tmpdir else "off"
+
+
+def tool_env(extra=None):
+    """The environment for tools: no debuginfod (no network), C locale, the
+    run's own debug cache for wallspy; then `extra`."""
     env = dict(os.environ)
     env.pop("DEBUGINFOD_URLS", None)
     env["LC_ALL"] = "C"
+    env["WALLSPY_DEBUG_CACHE"] = debug_cache_dir()
+    env.update(extra or {})
     return env
 
 
-def popen(argv, **kwargs):
-    """Start argv in a session of its own and remember it for cleanup."""
+def popen(argv, env=None, **kwargs):
+    """Start argv in a session of its own and remember it for cleanup. env:
+    variables to set on top of tool_env()."""
     proc = subprocess.Popen([str(a) for a in argv], start_new_session=True,
-                            env=tool_env(), **kwargs)
+                            env=tool_env(env), **kwargs)
     _started.append(proc)
     return proc
 
@@ -241,9 +252,10 @@ class Target:
         self.end()
 
 
-def run_timed(argv, stdout_path=None, stdin_path=None, timeout=600):
-    """Run argv to completion. Returns wall seconds, CPU seconds, peak RSS
-    (KiB), exit status and stderr text of argv alone (wait4's rusage)."""
+def run_timed(argv, stdout_path=None, stdin_path=None, timeout=600, env=None):
+    """Run argv to completion (env: extra variables). Returns wall seconds,
+    CPU seconds, peak RSS (KiB), exit status and stderr text of argv alone
+    (wait4's rusage)."""
     err_path = tmp_path("stderr.txt")
     out = open(stdout_path or os.devnull, "w")
     err = open(err_path, "w")
@@ -253,7 +265,7 @@ def run_timed(argv, stdout_path=None, stdin_path=None, timeout=600):
     watchdog = None
     try:
         t0 = time.perf_counter()
-        proc = popen(argv, stdout=out, stderr=err, stdin=inp)
+        proc = popen(argv, stdout=out, stderr=err, stdin=inp, env=env)
         watchdog = threading.Timer(timeout, kill_group, (proc.pid,))
         watchdog.daemon = True
         watchdog.start()
@@ -418,13 +430,13 @@ def count_lines(path, pattern):
 
 
 def measure_dump(argv, task_pattern, frame_pattern, n, target, stdin_path=None,
-                 timeout=600):
-    """One timed dump of target. Checks that it listed at least n tasks
-    (lines matching task_pattern) and at least n frames matching
-    frame_pattern (each parked task's outer fixture function), so every tool
-    delivered full symbolized stacks."""
+                 timeout=600, env=None):
+    """One timed dump of target (env: extra variables). Checks that it listed
+    at least n tasks (lines matching task_pattern) and at least n frames
+    matching frame_pattern (each parked task's outer fixture function), so
+    every tool delivered full symbolized stacks."""
     out = tmp_path("dump.txt")
-    r = run_timed(argv, out, stdin_path, timeout)
+    r = run_timed(argv, out, stdin_path, timeout, env)
     target.check_running(os.path.basename(argv[0]))
     tasks = count_lines(out, task_pattern)
     frames = count_lines(out, frame_pattern)
@@ -436,8 +448,21 @@ def measure_dump(argv, task_pattern, frame_pattern, n, target, stdin_path=None,
             "status": r["status"]}
 
 
+def measure_cold_dump(argv, task_pattern, frame_pattern, n, target):
+    """measure_dump with wallspy's debug cache in a fresh empty directory:
+    the first run on a machine, which decompresses the debug info and writes
+    the cache (removed again afterwards)."""
+    cache = tempfile.mkdtemp(prefix="cold-cache-", dir=_tmpdir)
+    try:
+        return measure_dump(argv, task_pattern, frame_pattern, n, target,
+                            env={"WALLSPY_DEBUG_CACHE": cache})
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
 def row1_dump_threads(cfg):
-    """One-shot dump of N OS threads: wallspy dump vs eu-stack vs gdb."""
+    """One-shot dump of N OS threads: wallspy dump (warm and cold debug cache)
+    vs eu-stack vs gdb."""
     rows = []
     for n in cfg["dump_threads"]:
         row = {"n": n}
@@ -445,13 +470,17 @@ def row1_dump_threads(cfg):
             with Target([bench_bin("parked_threads"), n]) as t:
                 tools = {
                     "wallspy": ([WALLSPY, "dump", t.pid], r"^task "),
+                    "wallspy_cold": ([WALLSPY, "dump", t.pid], r"^task "),
                     "eu-stack": (["eu-stack", "-i", "-s", "-p", t.pid], r"^TID "),
                     "gdb": (["gdb", "-nx", "-p", t.pid, "-batch", "-ex",
                              "thread apply all bt"], r"^Thread \d+ \("),
                 }
-                runs = interleave(list(tools), cfg["dump_threads_rounds"],
-                                  lambda tool: measure_dump(tools[tool][0], tools[tool][1],
-                                                            r"_outer_[a-d]\b", n, t))
+
+                def measure(tool):
+                    how = measure_cold_dump if tool == "wallspy_cold" else measure_dump
+                    return how(tools[tool][0], tools[tool][1], r"_outer_[a-d]\b", n, t)
+
+                runs = interleave(list(tools), cfg["dump_threads_rounds"], measure)
             for tool, results in runs.items():
                 row[tool] = summarize([x["wall_s"] for x in results])
                 row[tool + "_cpu"] = summarize([x["cpu_s"] for x in results])
@@ -459,6 +488,8 @@ def row1_dump_threads(cfg):
                     str(t.pid), "PID").replace(ROOT + "/", "")
             for tool in ("eu-stack", "gdb"):
                 row[tool + "_per_wallspy"] = ratio(row[tool]["median"], row["wallspy"]["median"])
+            row["eu-stack_per_wallspy_cold"] = ratio(row["eu-stack"]["median"],
+                                                     row["wallspy_cold"]["median"])
         except BenchError as e:
             row["error"] = str(e)
         rows.append(row)
@@ -794,12 +825,17 @@ def report_markdown(results):
     rows = results["rows"]
     if "1" in rows:
         out.append("\n**1. One-shot dump of N OS threads** (parked_threads N; wall time of the "
-                   "whole command, median (min–max))\n")
-        out.append(table(["N", "wallspy dump", "eu-stack -i -s", "gdb bt", "eu-stack/wallspy",
+                   "whole command, median (min–max); wallspy with its decompressed-debuginfo "
+                   "cache warm, and cold: an empty cache each run)\n")
+        out.append(table(["N", "wallspy dump", "wallspy dump, cold cache", "eu-stack -i -s",
+                          "gdb bt", "eu-stack/wallspy", "eu-stack/wallspy cold",
                           "gdb/wallspy"],
                          [[r["n"], r.get("error", fmt_s(r.get("wallspy"))),
+                           fmt_s(r.get("wallspy_cold")),
                            fmt_s(r.get("eu-stack")), fmt_s(r.get("gdb")),
-                           fmt_x(r.get("eu-stack_per_wallspy")), fmt_x(r.get("gdb_per_wallspy"))]
+                           fmt_x(r.get("eu-stack_per_wallspy")),
+                           fmt_x(r.get("eu-stack_per_wallspy_cold")),
+                           fmt_x(r.get("gdb_per_wallspy"))]
                           for r in rows["1"]]))
     if "2" in rows:
         out.append("\n**2. One-shot dump of N parked goroutines** (go_parked_n N)\n")
@@ -884,8 +920,10 @@ def goals(results):
          fmt_x(v) if v else (r and r.get("wallspy")))
     r = find(rows.get("1"), n=512)
     v = r and r.get("eu-stack_per_wallspy")
+    cold = r and r.get("eu-stack_per_wallspy_cold")
     goal("dump of 512 threads ≥ 10× faster than eu-stack", v, v and v >= 10,
-         fmt_x(v) if v else (r and r.get("error")))
+         (fmt_x(v) + (f" (cold debug cache: {fmt_x(cold)})" if cold else "")) if v
+         else (r and r.get("error")))
     r = find(rows.get("3"), target="go", n=1000)
     v = r and r.get("pause_per_goroutineprofile")
     goal("pause per tick at 1k parked goroutines ≤ GoroutineProfile at 1k", v, v and v <= 1,

@@ -39,6 +39,7 @@ struct ws_options {
 	double max_cpu;            /* % of one core; 0 = no budget */
 	bool quiet;
 	bool json;                 /* dump --json */
+	bool no_debug_cache;       /* --no-debug-cache (ws_debugcache.h) */
 	pid_t pid;                 /* attach, dump */
 	char **argv;               /* record: the command, NULL-terminated */
 };

@@ -15,7 +15,7 @@
 static const char help_text[] =
 "usage: wallspy record [OPTIONS] -- CMD [ARGS...]\n"
 "       wallspy attach [OPTIONS] PID\n"
-"       wallspy dump [--json] [--runtime NAME] PID\n"
+"       wallspy dump [--json] [--runtime NAME] [--no-debug-cache] PID\n"
 "\n"
 "A wall-time profiler: samples every task of a process, running or not.\n"
 "\n"
@@ -46,6 +46,10 @@ static const char help_text[] =
 "  -q, --quiet             no status line and no summary\n"
 "options (dump):\n"
 "      --json              JSON instead of text\n"
+"options (all commands):\n"
+"      --no-debug-cache    read compressed debug info as it is installed,\n"
+"                          without the uncompressed copy wallspy keeps in\n"
+"                          ~/.cache/wallspy/debuginfo (see wallspy(1))\n"
 "  -h, --help              this help\n"
 "  -V, --version           print the version\n"
 "\n"
@@ -124,6 +128,7 @@ enum {
 	OPT_MAX_PAUSE,
 	OPT_MAX_CPU,
 	OPT_JSON,
+	OPT_NO_DEBUG_CACHE,
 };
 
 static const struct option long_options[] = {
@@ -138,6 +143,7 @@ static const struct option long_options[] = {
 	{"max-cpu", required_argument, NULL, OPT_MAX_CPU},
 	{"quiet", no_argument, NULL, 'q'},
 	{"json", no_argument, NULL, OPT_JSON},
+	{"no-debug-cache", no_argument, NULL, OPT_NO_DEBUG_CACHE},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -149,7 +155,7 @@ static struct ws_error *parse_option(int c, const char *arg,
 	bool dump = o->command == WS_CMD_DUMP;
 	/* Options that only make sense when recording. */
 	if (dump && c != OPT_JSON && c != OPT_RUNTIME && c != OPT_MAX_STACK &&
-	    c != 'h' && c != 'V' && c != 'q')
+	    c != OPT_NO_DEBUG_CACHE && c != 'h' && c != 'V' && c != 'q')
 		return ws_error_create(WS_ERR_USAGE,
 				       "dump: option not supported (see wallspy --help)");
 	switch (c) {
@@ -196,6 +202,9 @@ static struct ws_error *parse_option(int c, const char *arg,
 		if (!dump)
 			return usage("%s: only for dump", "--json");
 		o->json = true;
+		return NULL;
+	case OPT_NO_DEBUG_CACHE:
+		o->no_debug_cache = true;
 		return NULL;
 	case 'h':
 		o->command = WS_CMD_HELP;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "ws_cli.h"
+#include "ws_debugcache.h"
 #include "ws_dump.h"
 #include "ws_sampler.h"
 #include "ws_target.h"
@@ -13,6 +14,7 @@
 int ws_cmd_dump(const struct ws_options *o)
 {
 	struct ws_target *target;
+	ws_debugcache_set_enabled(!o->no_debug_cache);
 	struct ws_error *err = ws_target_attach(o->pid, &target);
 	if (err)
 		return ws_cli_report(err);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "ws_cli.h"
+#include "ws_debugcache.h"
 #include "ws_output.h"
 #include "ws_profile.h"
 #include "ws_random.h"
@@ -231,6 +232,7 @@ int ws_cmd_record(const struct ws_options *o)
 	struct recording r = {.options = o};
 	struct ws_error *err = NULL;
 	ws_random_seed(&r.rng, ws_now_ns());
+	ws_debugcache_set_enabled(!o->no_debug_cache);
 
 	ws_target_block_signals();
 	signal(SIGPIPE, SIG_IGN);

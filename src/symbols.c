@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ws_debugcache.h"
+
 /* One slot of the location cache; location == NULL marks an empty slot. */
 struct cache_slot {
 	uint64_t pc;
@@ -100,11 +102,13 @@ static const struct ws_location nomem_location = {
 
 /* find_elf opens each module by the path in /proc/PID/maps (or reads the
  * vDSO from memory); find_debuginfo looks in /usr/lib/debug and .build-id.
- * Callbacks must outlive the Dwfl, hence static. */
+ * Both are libdwfl's standard ones wrapped by ws_debugcache, which swaps in
+ * an uncompressed copy of a file whose DWARF is compressed (libdw would
+ * inflate it on every run). Callbacks must outlive the Dwfl, hence static. */
 static char *debuginfo_path;
 static const Dwfl_Callbacks proc_callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_elf = ws_debugcache_find_elf,
+	.find_debuginfo = ws_debugcache_find_debuginfo,
 	.debuginfo_path = &debuginfo_path,
 };
 

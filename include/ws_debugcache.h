@@ -1,0 +1,86 @@
+/*
+ * ws_debugcache: a persistent cache of uncompressed copies of ELF files
+ * whose DWARF is compressed (SHF_COMPRESSED .debug_* sections), keyed by
+ * build-id, so libdw maps the DWARF instead of inflating it on every run
+ * (Debian 12's libc6-dbg: ~35 ms of zlib per run; perf's ~/.debug and
+ * debuginfod's client cache work the same way).
+ *
+ * Location: $WALLSPY_DEBUG_CACHE (empty or "off": no cache), else
+ * $XDG_CACHE_HOME/wallspy/debuginfo, else $HOME/.cache/wallspy/debuginfo.
+ * Files: BUILDID.debug (a separate debug file), BUILDID.elf (a module's own
+ * file with compressed DWARF), each the size of the uncompressed original
+ * (~10 MB for libc6-dbg); nothing evicts them: `rm -r` the directory.
+ * Everything here fails soft: the caller then uses the original file.
+ * Set WALLSPY_DEBUG_CACHE_LOG=1 for one stderr line per cache decision.
+ */
+#ifndef WS_DEBUGCACHE_H
+#define WS_DEBUGCACHE_H
+
+#include <elfutils/libdwfl.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ws_error.h"
+
+struct ws_debugcache;
+
+/* What a cached copy stands for: the two kinds live side by side under one
+ * build-id (a module and its separate debug file share it) and must not be
+ * mistaken for each other (a debug file's code sections are NOBITS). */
+enum ws_debugcache_kind {
+	WS_DEBUGCACHE_DEBUG,	/* separate debug file: BUILDID.debug */
+	WS_DEBUGCACHE_MAIN,	/* a module's own file: BUILDID.elf */
+};
+
+/* The cache directory the environment asks for (see above), as a heap
+ * string; NULL when disabled or when there is no HOME. */
+char *ws_debugcache_default_dir(void);
+
+/* Opens the cache in `dir`, creating missing directories with mode 0700.
+ * Refuses (WS_ERR_OTHER, nothing created inside) a directory not owned by
+ * the effective uid or writable by group or others: wallspy runs as root
+ * and must not hand libdw files another user planted. The directory is
+ * held open, so renaming its path afterwards does not redirect the cache. */
+struct ws_error *ws_debugcache_open(const char *dir, struct ws_debugcache **ret);
+
+/* NULL is fine. */
+void ws_debugcache_close(struct ws_debugcache *cache);
+
+/* For the ELF file open on `fd` (not consumed, its offset untouched): when
+ * it has compressed non-allocated sections, *ret_fd is a read-only fd of its
+ * uncompressed copy in the cache (written on first use: ~50 ms and the
+ * uncompressed size on disk for libc6-dbg) and *ret_path that copy's path
+ * (heap; the caller owns both). A copy found in the cache is used only
+ * after checking it against the original: an ELF with the same build-id,
+ * section for section the same types and uncompressed sizes, all within
+ * the file, none compressed, owned by us and not group/world-writable
+ * (~0.1 ms). A bad one is rewritten. When the file has nothing compressed,
+ * *ret_fd = -1 and NULL is returned. `build_id` (may be NULL): the build-id
+ * the file must carry. Errors (no build-id, no space, ...) leave
+ * *ret_fd = -1. Writes are atomic (a temporary file renamed into place),
+ * so concurrent wallspy processes are fine. */
+struct ws_error *ws_debugcache_get(struct ws_debugcache *cache, int fd,
+				   enum ws_debugcache_kind kind,
+				   const unsigned char *build_id,
+				   size_t build_id_len, int *ret_fd,
+				   char **ret_path);
+
+/* Process-wide switch (--no-debug-cache); set it before the first Dwfl
+ * loads a module. On by default, subject to the environment. */
+void ws_debugcache_set_enabled(bool enabled);
+
+/* Dwfl callbacks, drop-in replacements for dwfl_linux_proc_find_elf and
+ * dwfl_standard_find_debuginfo: they call those, or hand libdwfl the cached
+ * copy instead when the file found has compressed DWARF. The cache is
+ * opened on first use (once per process). */
+int ws_debugcache_find_elf(Dwfl_Module *mod, void **userdata,
+			   const char *module_name, Dwarf_Addr base,
+			   char **file_name, Elf **elfp);
+int ws_debugcache_find_debuginfo(Dwfl_Module *mod, void **userdata,
+				 const char *modname, Dwarf_Addr base,
+				 const char *file_name,
+				 const char *debuglink_file,
+				 GElf_Word debuglink_crc,
+				 char **debuginfo_file_name);
+
+#endif

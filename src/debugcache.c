@@ -1,0 +1,684 @@
+/*
+ * The decompressed-debuginfo cache (ws_debugcache.h). libdw inflates every
+ * SHF_COMPRESSED section it reads, on every run; here an uncompressed copy
+ * is written once with libelf (each compressed section decompressed with
+ * elf_compress(scn, 0, 0), the allocated sections kept where the program
+ * headers say they are, the others laid out after them) and handed to
+ * libdwfl by fd from then on. This file owns the cache directory: where it
+ * is, whether it is safe, atomic writes, and the checks a cached file must
+ * pass before libdw sees it. libdwfl owns the fds and names returned to it.
+ * Legacy GNU .zdebug_* sections are left to libdw (renaming them would mean
+ * rewriting the section name table): a file with only those is not cached.
+ */
+#include "ws_debugcache.h"
+
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+struct ws_debugcache {
+	char *path;
+	int dirfd;
+};
+
+/* libdwfl's default debuginfo_path ends in this directory; its build-id
+ * lookup tries DIR/.build-id/xx/rest.debug first. */
+static const char debug_root[] = "/usr/lib/debug";
+
+/* A build-id is at most 64 bytes in practice (SHA-256 is 32); anything
+ * longer is not worth a file name. */
+enum { MAX_BUILD_ID = 64 };
+
+/* ---- logging: silent unless asked, one line per decision ---- */
+
+static bool log_enabled(void)
+{
+	static int enabled = -1;
+	if (enabled < 0) {
+		const char *env = getenv("WALLSPY_DEBUG_CACHE_LOG");
+		enabled = env && *env && strcmp(env, "0") != 0;
+	}
+	return enabled;
+}
+
+__attribute__((format(printf, 1, 2)))
+static void cache_log(const char *fmt, ...)
+{
+	if (!log_enabled())
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("wallspy: debug cache: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* ---- the directory ---- */
+
+char *ws_debugcache_default_dir(void)
+{
+	const char *env = getenv("WALLSPY_DEBUG_CACHE");
+	if (env) {
+		if (!*env || strcmp(env, "off") == 0)
+			return NULL;
+		return strdup(env);
+	}
+	char *dir = NULL;
+	/* The XDG spec says to ignore a relative XDG_CACHE_HOME. */
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	if (xdg && xdg[0] == '/') {
+		if (asprintf(&dir, "%s/wallspy/debuginfo", xdg) < 0)
+			dir = NULL;
+	} else if (home && home[0] == '/') {
+		if (asprintf(&dir, "%s/.cache/wallspy/debuginfo", home) < 0)
+			dir = NULL;
+	}
+	return dir;
+}
+
+/* mkdir -p with mode 0700 for what is missing; errors show when the
+ * directory is opened. */
+static void make_dirs(const char *dir)
+{
+	char *copy = strdup(dir);
+	if (!copy)
+		return;
+	for (char *p = copy + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		mkdir(copy, 0700);
+		*p = '/';
+	}
+	mkdir(copy, 0700);
+	free(copy);
+}
+
+struct ws_error *ws_debugcache_open(const char *dir, struct ws_debugcache **ret)
+{
+	elf_version(EV_CURRENT);
+	make_dirs(dir);
+	/* O_NOFOLLOW: a symlink in the last component could point anywhere;
+	 * what is checked below is the directory actually held. */
+	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd < 0)
+		return ws_error_from_errno(errno, WS_ERR_OTHER, "%s", dir);
+	struct stat st;
+	if (fstat(dirfd, &st) != 0) {
+		int e = errno;
+		close(dirfd);
+		return ws_error_from_errno(e, WS_ERR_OTHER, "%s", dir);
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		close(dirfd);
+		return ws_error_create(WS_ERR_OTHER,
+				       "%s: not used (owner %u, mode %03o; it must be owned by uid %u and not writable by group or others)",
+				       dir, (unsigned)st.st_uid,
+				       (unsigned)(st.st_mode & 07777),
+				       (unsigned)geteuid());
+	}
+	struct ws_debugcache *cache = calloc(1, sizeof(*cache));
+	if (cache)
+		cache->path = strdup(dir);
+	if (!cache || !cache->path) {
+		free(cache);
+		close(dirfd);
+		return &ws_error_nomem;
+	}
+	cache->dirfd = dirfd;
+	*ret = cache;
+	return NULL;
+}
+
+void ws_debugcache_close(struct ws_debugcache *cache)
+{
+	if (!cache)
+		return;
+	close(cache->dirfd);
+	free(cache->path);
+	free(cache);
+}
+
+/* ---- inspecting ELF files ---- */
+
+/* Compressed sections that libelf can decompress in place: SHF_COMPRESSED
+ * and neither allocated nor NOBITS (elf_compress refuses those). */
+static bool decompressible(const GElf_Shdr *shdr)
+{
+	return (shdr->sh_flags & SHF_COMPRESSED) &&
+	       !(shdr->sh_flags & SHF_ALLOC) && shdr->sh_type != SHT_NOBITS;
+}
+
+/* Whether elf has a section worth caching a copy for; *error on a broken
+ * section table. */
+static bool has_compressed(Elf *elf, bool *error)
+{
+	Elf_Scn *scn = NULL;
+	*error = false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		if (!gelf_getshdr(scn, &shdr)) {
+			*error = true;
+			return false;
+		}
+		if (decompressible(&shdr))
+			return true;
+	}
+	return false;
+}
+
+/* The size a section has once decompressed; false on a bad header. */
+static bool uncompressed_size(Elf_Scn *scn, const GElf_Shdr *shdr,
+			      uint64_t *ret)
+{
+	if (!decompressible(shdr)) {
+		*ret = shdr->sh_size;
+		return true;
+	}
+	GElf_Chdr chdr;
+	if (!gelf_getchdr(scn, &chdr))
+		return false;
+	*ret = chdr.ch_size;
+	return true;
+}
+
+static bool fits(uint64_t offset, uint64_t size, uint64_t file_size)
+{
+	return offset <= file_size && size <= file_size - offset;
+}
+
+/* Whether the ELF on `fd` (the cached copy) may stand for `orig`: see
+ * ws_debugcache_get. Reads headers only. */
+static struct ws_error *check_copy(int fd, Elf *orig, const void *build_id,
+				   size_t build_id_len)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return ws_error_from_errno(errno, WS_ERR_OTHER, "fstat");
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return ws_error_create(WS_ERR_OTHER,
+				       "not a regular file of ours, or writable by others");
+	uint64_t file_size = (uint64_t)st.st_size;
+
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const char *why = NULL;
+	GElf_Ehdr ehdr;
+	size_t shnum, orig_shnum, phnum;
+	const void *id;
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr) ||
+	    gelf_getclass(elf) != gelf_getclass(orig)) {
+		why = "not an ELF file of the original's class";
+		goto out;
+	}
+	if (dwelf_elf_gnu_build_id(elf, &id) != (ssize_t)build_id_len ||
+	    memcmp(id, build_id, build_id_len) != 0) {
+		why = "build-id differs";
+		goto out;
+	}
+	if (elf_getshdrnum(elf, &shnum) != 0 ||
+	    elf_getshdrnum(orig, &orig_shnum) != 0 || shnum != orig_shnum ||
+	    elf_getphdrnum(elf, &phnum) != 0) {
+		why = "section headers unreadable or not the original's";
+		goto out;
+	}
+	size_t shsize = gelf_fsize(elf, ELF_T_SHDR, 1, EV_CURRENT);
+	size_t phsize = gelf_fsize(elf, ELF_T_PHDR, 1, EV_CURRENT);
+	if (!fits(ehdr.e_shoff, (uint64_t)shnum * shsize, file_size) ||
+	    !fits(ehdr.e_phoff, (uint64_t)phnum * phsize, file_size)) {
+		why = "truncated headers";
+		goto out;
+	}
+	for (size_t i = 1; i < shnum; i++) {
+		Elf_Scn *scn = elf_getscn(elf, i), *oscn = elf_getscn(orig, i);
+		GElf_Shdr shdr, oshdr;
+		uint64_t want;
+		if (!scn || !oscn || !gelf_getshdr(scn, &shdr) ||
+		    !gelf_getshdr(oscn, &oshdr) ||
+		    !uncompressed_size(oscn, &oshdr, &want)) {
+			why = "bad section header";
+			goto out;
+		}
+		if (decompressible(&shdr)) {
+			why = "compressed section";
+			goto out;
+		}
+		if (shdr.sh_type != oshdr.sh_type ||
+		    (shdr.sh_flags | SHF_COMPRESSED) !=
+			    (oshdr.sh_flags | SHF_COMPRESSED) ||
+		    shdr.sh_size != want) {
+			why = "sections differ from the original";
+			goto out;
+		}
+		if (shdr.sh_type != SHT_NOBITS &&
+		    !fits(shdr.sh_offset, shdr.sh_size, file_size)) {
+			why = "truncated";
+			goto out;
+		}
+	}
+out:
+	elf_end(elf);
+	return why ? ws_error_create(WS_ERR_OTHER, "%s", why) : NULL;
+}
+
+/* ---- writing a copy ---- */
+
+static struct ws_error *elf_fail(const char *what)
+{
+	return ws_error_create(WS_ERR_OTHER, "%s: %s", what, elf_errmsg(-1));
+}
+
+/* Writes orig, its compressed sections decompressed, into the new ELF on
+ * fd. Decompresses orig's sections in memory (orig's own Elf only). */
+static struct ws_error *write_copy(Elf *orig, int fd)
+{
+	GElf_Ehdr ehdr, new_ehdr;
+	size_t shnum, shstrndx, phnum;
+	if (!gelf_getehdr(orig, &ehdr) || elf_getshdrnum(orig, &shnum) != 0 ||
+	    elf_getshdrstrndx(orig, &shstrndx) != 0 ||
+	    elf_getphdrnum(orig, &phnum) != 0)
+		return elf_fail("read headers");
+	/* Extended numbering keeps counts in section 0, which elf_newscn
+	 * does not copy; no debug file comes close to 0xff00 sections. */
+	if (shnum >= SHN_LORESERVE || shstrndx >= SHN_LORESERVE)
+		return ws_error_create(WS_ERR_OTHER, "too many sections");
+
+	Elf *out = elf_begin(fd, ELF_C_WRITE, NULL);
+	if (!out)
+		return elf_fail("elf_begin");
+	struct ws_error *err = NULL;
+	if (!gelf_newehdr(out, gelf_getclass(orig)) ||
+	    !gelf_getehdr(out, &new_ehdr)) {
+		err = elf_fail("new ELF header");
+		goto out;
+	}
+	memcpy(new_ehdr.e_ident, ehdr.e_ident, EI_NIDENT);
+	new_ehdr.e_type = ehdr.e_type;
+	new_ehdr.e_machine = ehdr.e_machine;
+	new_ehdr.e_version = ehdr.e_version;
+	new_ehdr.e_entry = ehdr.e_entry;
+	new_ehdr.e_flags = ehdr.e_flags;
+	if (!gelf_update_ehdr(out, &new_ehdr)) {
+		err = elf_fail("new ELF header");
+		goto out;
+	}
+	if (phnum && !gelf_newphdr(out, phnum)) {
+		err = elf_fail("program headers");
+		goto out;
+	}
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr phdr;
+		if (!gelf_getphdr(orig, (int)i, &phdr) ||
+		    !gelf_update_phdr(out, (int)i, &phdr)) {
+			err = elf_fail("program headers");
+			goto out;
+		}
+	}
+
+	/* With program headers, the allocated sections must stay at the
+	 * offsets the segments give (ELF_F_LAYOUT: we place everything);
+	 * the others, grown by decompression, go after the last of them.
+	 * Without, libelf lays the file out itself. */
+	bool layout = phnum != 0;
+	uint64_t end = 0;
+	if (layout) {
+		end = ehdr.e_phoff +
+		      phnum * gelf_fsize(orig, ELF_T_PHDR, 1, EV_CURRENT);
+		Elf_Scn *scn = NULL;
+		while ((scn = elf_nextscn(orig, scn))) {
+			GElf_Shdr shdr;
+			if (!gelf_getshdr(scn, &shdr)) {
+				err = elf_fail("section header");
+				goto out;
+			}
+			uint64_t e = shdr.sh_offset +
+				     (shdr.sh_type == SHT_NOBITS ? 0 : shdr.sh_size);
+			if ((shdr.sh_flags & SHF_ALLOC) && e > end)
+				end = e;
+		}
+	}
+
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(orig, scn))) {
+		GElf_Shdr shdr;
+		if (!gelf_getshdr(scn, &shdr)) {
+			err = elf_fail("section header");
+			goto out;
+		}
+		if (decompressible(&shdr)) {
+			/* Also sets sh_size and sh_addralign from the
+			 * compression header and clears SHF_COMPRESSED. */
+			if (elf_compress(scn, 0, 0) < 0 ||
+			    !gelf_getshdr(scn, &shdr)) {
+				err = elf_fail("decompress");
+				goto out;
+			}
+		}
+		Elf_Scn *new_scn = elf_newscn(out);
+		Elf_Data *data = elf_getdata(scn, NULL);
+		Elf_Data *new_data = new_scn ? elf_newdata(new_scn) : NULL;
+		if (!new_scn || !data || !new_data) {
+			err = elf_fail("copy section");
+			goto out;
+		}
+		/* Points at orig's buffers, which outlive elf_update. */
+		*new_data = *data;
+		if (layout && !(shdr.sh_flags & SHF_ALLOC)) {
+			uint64_t align = shdr.sh_addralign ? shdr.sh_addralign : 1;
+			end = (end + align - 1) & ~(align - 1);
+			shdr.sh_offset = end;
+			if (shdr.sh_type != SHT_NOBITS)
+				end += shdr.sh_size;
+		}
+		if (!gelf_update_shdr(new_scn, &shdr)) {
+			err = elf_fail("copy section");
+			goto out;
+		}
+	}
+
+	if (!gelf_getehdr(out, &new_ehdr)) {
+		err = elf_fail("new ELF header");
+		goto out;
+	}
+	new_ehdr.e_shstrndx = (GElf_Half)shstrndx;
+	if (layout) {
+		uint64_t align = gelf_fsize(orig, ELF_T_OFF, 1, EV_CURRENT);
+		new_ehdr.e_shoff = (end + align - 1) & ~(align - 1);
+		new_ehdr.e_phoff = ehdr.e_phoff;
+	}
+	if (!gelf_update_ehdr(out, &new_ehdr)) {
+		err = elf_fail("new ELF header");
+		goto out;
+	}
+	if (layout)
+		elf_flagelf(out, ELF_C_SET, ELF_F_LAYOUT);
+	if (elf_update(out, ELF_C_WRITE) < 0)
+		err = elf_fail("write");
+out:
+	elf_end(out);
+	return err;
+}
+
+/* Writes the copy under a temporary name in the cache directory and renames
+ * it to `name`: readers see the old file or the whole new one, and two
+ * writers racing each rename a complete copy. */
+static struct ws_error *store_copy(struct ws_debugcache *cache, Elf *orig,
+				   const char *name)
+{
+	char tmp[256];
+	int fd = -1;
+	for (int attempt = 0; attempt < 8 && fd < 0; attempt++) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		snprintf(tmp, sizeof(tmp), ".%s.tmp.%d.%lx", name, (int)getpid(),
+			 (unsigned long)(ts.tv_nsec ^ (attempt * 0x9e3779b9UL)));
+		fd = openat(cache->dirfd, tmp,
+			    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0)
+		return ws_error_from_errno(errno, WS_ERR_OTHER, "create %s/%s",
+					   cache->path, tmp);
+	struct ws_error *err = write_copy(orig, fd);
+	/* close reports the write errors some filesystems (NFS) defer. */
+	if (close(fd) != 0 && !err)
+		err = ws_error_from_errno(errno, WS_ERR_OTHER, "write %s/%s",
+					  cache->path, tmp);
+	if (!err && renameat(cache->dirfd, tmp, cache->dirfd, name) != 0)
+		err = ws_error_from_errno(errno, WS_ERR_OTHER, "rename to %s/%s",
+					  cache->path, name);
+	if (err)
+		unlinkat(cache->dirfd, tmp, 0);
+	return err;
+}
+
+/* ---- the lookup ---- */
+
+static void hex(const unsigned char *bytes, size_t len, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < len; i++) {
+		out[2 * i] = digits[bytes[i] >> 4];
+		out[2 * i + 1] = digits[bytes[i] & 15];
+	}
+	out[2 * len] = '\0';
+}
+
+/* Opens cache entry `name` and checks it against orig; -1 when absent or
+ * bad (*why says which, NULL when absent). */
+static int open_checked(struct ws_debugcache *cache, const char *name,
+			Elf *orig, const void *id, size_t id_len,
+			struct ws_error **why)
+{
+	*why = NULL;
+	int fd = openat(cache->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			*why = ws_error_from_errno(errno, WS_ERR_OTHER, "open");
+		return -1;
+	}
+	*why = check_copy(fd, orig, id, id_len);
+	if (*why) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+struct ws_error *ws_debugcache_get(struct ws_debugcache *cache, int fd,
+				   enum ws_debugcache_kind kind,
+				   const unsigned char *build_id,
+				   size_t build_id_len, int *ret_fd,
+				   char **ret_path)
+{
+	*ret_fd = -1;
+	*ret_path = NULL;
+	/* Our own Elf on the caller's fd: mmap reads leave its offset alone,
+	 * and decompressing changes only this Elf's memory. */
+	Elf *orig = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!orig || elf_kind(orig) != ELF_K_ELF) {
+		elf_end(orig);
+		return ws_error_create(WS_ERR_OTHER, "not an ELF file");
+	}
+	struct ws_error *err = NULL;
+	char name[2 * MAX_BUILD_ID + 16] = "";
+	bool broken;
+	const void *id;
+	ssize_t id_len;
+	if (!has_compressed(orig, &broken)) {
+		if (broken)
+			err = elf_fail("section headers");
+		goto out;
+	}
+	id_len = dwelf_elf_gnu_build_id(orig, &id);
+	if (id_len <= 0 || id_len > MAX_BUILD_ID) {
+		/* Without a build-id nothing tells two versions apart. */
+		err = ws_error_create(WS_ERR_OTHER, "no build-id");
+		goto out;
+	}
+	if (build_id && ((size_t)id_len != build_id_len ||
+			 memcmp(id, build_id, build_id_len) != 0)) {
+		err = ws_error_create(WS_ERR_OTHER, "build-id differs from the module's");
+		goto out;
+	}
+	hex(id, (size_t)id_len, name);
+	strcat(name, kind == WS_DEBUGCACHE_MAIN ? ".elf" : ".debug");
+
+	struct ws_error *why;
+	int cfd = open_checked(cache, name, orig, id, (size_t)id_len, &why);
+	if (cfd < 0) {
+		if (why)
+			cache_log("%s/%s: %s; writing it anew", cache->path,
+				  name, why->message);
+		ws_error_destroy(why);
+		err = store_copy(cache, orig, name);
+		if (err)
+			goto out;
+		/* orig's sections are decompressed in memory by now: the
+		 * check compares with what was written, as it should. */
+		cfd = open_checked(cache, name, orig, id, (size_t)id_len, &why);
+		if (cfd < 0) {
+			err = why ? why : ws_error_create(WS_ERR_OTHER,
+							  "vanished after writing");
+			goto out;
+		}
+		cache_log("wrote %s/%s", cache->path, name);
+	}
+	if (asprintf(ret_path, "%s/%s", cache->path, name) < 0) {
+		*ret_path = NULL;
+		close(cfd);
+		err = &ws_error_nomem;
+		goto out;
+	}
+	*ret_fd = cfd;
+out:
+	elf_end(orig);
+	return err;
+}
+
+/* ---- the Dwfl callbacks ---- */
+
+static bool enabled = true;
+static struct ws_debugcache *process_cache;
+static bool process_cache_tried;
+
+void ws_debugcache_set_enabled(bool on)
+{
+	enabled = on;
+}
+
+/* The process's cache, opened on first use; NULL when off or unusable
+ * (decided once: a refused directory stays refused). */
+static struct ws_debugcache *cache_for_process(void)
+{
+	if (!enabled)
+		return NULL;
+	if (!process_cache_tried) {
+		process_cache_tried = true;
+		char *dir = ws_debugcache_default_dir();
+		if (!dir) {
+			cache_log("off");
+			return NULL;
+		}
+		struct ws_error *err = ws_debugcache_open(dir, &process_cache);
+		if (err) {
+			cache_log("%s", err->message);
+			ws_error_destroy(err);
+			process_cache = NULL;
+		}
+		free(dir);
+	}
+	return process_cache;
+}
+
+int ws_debugcache_find_elf(Dwfl_Module *mod, void **userdata,
+			   const char *module_name, Dwarf_Addr base,
+			   char **file_name, Elf **elfp)
+{
+	int fd = dwfl_linux_proc_find_elf(mod, userdata, module_name, base,
+					  file_name, elfp);
+	if (fd < 0 || *elfp)
+		return fd;	/* nothing found, or an image read from memory */
+	struct ws_debugcache *cache = cache_for_process();
+	if (!cache)
+		return fd;
+	int cfd;
+	char *path;
+	struct ws_error *err = ws_debugcache_get(cache, fd, WS_DEBUGCACHE_MAIN,
+						 NULL, 0, &cfd, &path);
+	if (err) {
+		cache_log("%s: %s", module_name, err->message);
+		ws_error_destroy(err);
+	}
+	if (cfd < 0)
+		return fd;
+	/* Only the contents change: *file_name stays the original's path,
+	 * where libdwfl looks for a separate debug file by .gnu_debuglink. */
+	free(path);
+	close(fd);
+	return cfd;
+}
+
+/* libdwfl asks this callback for two things: a module's separate debug
+ * file, and later the dwz file its DWARF names in .gnu_debugaltlink. The
+ * second comes once the debug file is named, or (DWARF in the main file)
+ * with the alt file's name as debuglink_file and crc 0, where a real
+ * .gnu_debuglink always carries its CRC. Only the first is the module's
+ * build-id's file. */
+static bool is_debug_file_request(Dwfl_Module *mod, const char *debuglink_file,
+				  GElf_Word debuglink_crc,
+				  char *const *debuginfo_file_name)
+{
+	const char *debugfile = NULL;
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	return !debugfile && !*debuginfo_file_name &&
+	       !(debuglink_file && debuglink_crc == 0);
+}
+
+/* The cached copy of mod's separate debug file, found the way libdwfl
+ * first looks (DEBUG_ROOT/.build-id/xx/rest.debug); -1 when there is none
+ * or it needs no copy. The standard finder cannot be asked first: on
+ * success it has already opened the file into the module behind our back,
+ * and the fd we return would be ignored. */
+static int cached_debuginfo(Dwfl_Module *mod, char **debuginfo_file_name)
+{
+	struct ws_debugcache *cache = cache_for_process();
+	if (!cache)
+		return -1;
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(mod, &bits, &vaddr);
+	if (len < 2 || len > MAX_BUILD_ID)
+		return -1;
+	char id[2 * MAX_BUILD_ID + 1], path[sizeof(debug_root) + 2 * MAX_BUILD_ID + 32];
+	hex(bits, (size_t)len, id);
+	snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", debug_root,
+		 id, id + 2);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int cfd;
+	char *cpath;
+	struct ws_error *err = ws_debugcache_get(cache, fd, WS_DEBUGCACHE_DEBUG,
+						 bits, (size_t)len, &cfd, &cpath);
+	close(fd);
+	if (err) {
+		cache_log("%s: %s", path, err->message);
+		ws_error_destroy(err);
+		return -1;
+	}
+	if (cfd >= 0)
+		*debuginfo_file_name = cpath;	/* libdwfl frees it */
+	return cfd;
+}
+
+int ws_debugcache_find_debuginfo(Dwfl_Module *mod, void **userdata,
+				 const char *modname, Dwarf_Addr base,
+				 const char *file_name,
+				 const char *debuglink_file,
+				 GElf_Word debuglink_crc,
+				 char **debuginfo_file_name)
+{
+	if (mod && is_debug_file_request(mod, debuglink_file, debuglink_crc,
+					 debuginfo_file_name)) {
+		int fd = cached_debuginfo(mod, debuginfo_file_name);
+		if (fd >= 0)
+			return fd;
+	}
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base,
+					    file_name, debuglink_file,
+					    debuglink_crc, debuginfo_file_name);
+}
