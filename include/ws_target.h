@@ -38,6 +38,7 @@ struct ws_thread {
 	char comm[16];           /* /proc/PID/task/TID/comm, "" until read */
 	uint64_t stack_lo, stack_hi; /* cached stack mapping, 0 if unknown */
 	bool visited;            /* handed to the per-thread callback this tick */
+	bool wanted;             /* to be stopped this tick */
 	uint8_t *stack_copy;     /* per-thread copy buffer (rolling ticks) */
 	size_t stack_copy_size;
 };
@@ -84,6 +85,20 @@ typedef void (*ws_thread_visit_fn)(struct ws_thread *thread, void *arg);
 struct ws_error *ws_target_stop_all(struct ws_target *target, long timeout_ns,
 				    ws_thread_visit_fn visit, void *arg,
 				    size_t *stopped, uint64_t *longest_ns);
+
+/* A rolling tick (as ws_target_stop_all with `visit`) of the listed
+ * threads only: for ticks that read tasks while the target runs and stop
+ * just the threads running one. Tids not traced are ignored; other threads
+ * keep running and have regs_valid == false. */
+struct ws_error *ws_target_stop_threads(struct ws_target *target,
+					const pid_t *tids, size_t ntids,
+					long timeout_ns,
+					ws_thread_visit_fn visit, void *arg,
+					size_t *stopped, uint64_t *longest_ns);
+
+/* Marks every thread's registers as not this tick's (before a tick that
+ * reads the target while it runs). */
+void ws_target_forget_regs(struct ws_target *target);
 
 /* Resumes every thread stopped by ws_target_stop_all (group-stopped threads
  * go back to their group stop via PTRACE_LISTEN). */

@@ -360,7 +360,8 @@ int ws_target_wait_events(struct ws_target *t, uint64_t deadline_ns)
 /* --- the tick --- */
 
 /* Reads the registers of every newly stopped thread; in a rolling tick,
- * visits and resumes it at once. */
+ * visits and resumes it at once (a thread not asked for, stopped by an
+ * event meanwhile, is resumed unvisited). */
 static size_t collect_stopped(struct ws_target *t, ws_thread_visit_fn visit,
 			      void *arg, uint64_t *longest_ns)
 {
@@ -370,6 +371,10 @@ static size_t collect_stopped(struct ws_target *t, ws_thread_visit_fn visit,
 		if (th->run != WS_THREAD_STOPPED || th->visited)
 			continue;
 		th->visited = true;
+		if (visit && !th->wanted) {
+			resume_thread(th);
+			continue;
+		}
 		if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->regs) != 0)
 			continue;
 		th->regs_valid = true;
@@ -388,20 +393,23 @@ static size_t collect_stopped(struct ws_target *t, ws_thread_visit_fn visit,
 	return n;
 }
 
-struct ws_error *ws_target_stop_all(struct ws_target *t, long timeout_ns,
-				    ws_thread_visit_fn visit, void *arg,
-				    size_t *stopped, uint64_t *longest_ns)
-{
-	struct ws_error *err = compact_threads(t);
-	if (err)
-		return err;
-	uint64_t longest = 0;
+/* A thread on a CPU stops within microseconds of PTRACE_INTERRUPT, but a
+ * tracer asleep in sigtimedwait can take a millisecond to run again when
+ * the target keeps every core busy, and the stopped threads wait for it
+ * all that time. So a tick polls for the stops this long before it
+ * sleeps. */
+#define STOP_SPIN_NS (200 * 1000)
 
+/* Stops the wanted threads (see ws_target_stop_all). */
+static void stop_wanted(struct ws_target *t, long timeout_ns,
+			ws_thread_visit_fn visit, void *arg, size_t *stopped,
+			uint64_t *longest_ns)
+{
+	uint64_t longest = 0;
 	for (size_t i = 0; i < t->nthreads; i++) {
 		struct ws_thread *th = &t->threads[i];
-		th->regs_valid = false;
-		th->visited = false;
-		if (th->run == WS_THREAD_RUNNING && !th->interrupt_sent) {
+		if (th->wanted && th->run == WS_THREAD_RUNNING &&
+		    !th->interrupt_sent) {
 			/* ESRCH: exiting; its exit status will tell. */
 			if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0)
 				th->interrupt_sent = true;
@@ -409,7 +417,9 @@ struct ws_error *ws_target_stop_all(struct ws_target *t, long timeout_ns,
 	}
 
 	size_t n = 0;
-	uint64_t deadline = ws_now_ns() + (uint64_t)timeout_ns;
+	uint64_t now = ws_now_ns();
+	uint64_t deadline = now + (uint64_t)timeout_ns;
+	uint64_t spin_until = now + STOP_SPIN_NS;
 	for (;;) {
 		drain_events(t, true);
 		if (visit)
@@ -426,6 +436,8 @@ struct ws_error *ws_target_stop_all(struct ws_target *t, long timeout_ns,
 		}
 		if (!waiting)
 			break;
+		if (ws_now_ns() < spin_until)
+			continue;
 		if (!wait_sigchld_until(deadline)) {
 			break;
 		}
@@ -435,6 +447,56 @@ struct ws_error *ws_target_stop_all(struct ws_target *t, long timeout_ns,
 	*stopped = n;
 	if (longest_ns)
 		*longest_ns = longest;
+}
+
+/* A new tick: no thread visited, no registers read, every one (`all`) or
+ * none wanted yet. */
+static struct ws_error *begin_tick(struct ws_target *t, bool all)
+{
+	struct ws_error *err = compact_threads(t);
+	if (err)
+		return err;
+	for (size_t i = 0; i < t->nthreads; i++) {
+		struct ws_thread *th = &t->threads[i];
+		th->regs_valid = false;
+		th->visited = false;
+		th->wanted = all;
+	}
+	return NULL;
+}
+
+struct ws_error *ws_target_stop_all(struct ws_target *t, long timeout_ns,
+				    ws_thread_visit_fn visit, void *arg,
+				    size_t *stopped, uint64_t *longest_ns)
+{
+	struct ws_error *err = begin_tick(t, true);
+	if (err)
+		return err;
+	stop_wanted(t, timeout_ns, visit, arg, stopped, longest_ns);
+	return NULL;
+}
+
+void ws_target_forget_regs(struct ws_target *t)
+{
+	for (size_t i = 0; i < t->nthreads; i++)
+		t->threads[i].regs_valid = false;
+}
+
+struct ws_error *ws_target_stop_threads(struct ws_target *t,
+					const pid_t *tids, size_t ntids,
+					long timeout_ns,
+					ws_thread_visit_fn visit, void *arg,
+					size_t *stopped, uint64_t *longest_ns)
+{
+	struct ws_error *err = begin_tick(t, false);
+	if (err)
+		return err;
+	for (size_t i = 0; i < ntids; i++) {
+		struct ws_thread *th = find_thread(t, tids[i]);
+		if (th)
+			th->wanted = true;
+	}
+	stop_wanted(t, timeout_ns, visit, arg, stopped, longest_ns);
 	return NULL;
 }
 
