@@ -61,6 +61,14 @@ struct ws_task {
 	/* How many tasks this sample stands for (>= 1; 0 means 1): set when
 	 * only a random subset of the tasks is sampled in a tick. */
 	double scale;
+	/* Where the adapter read the task (its struct, Go's g), and the
+	 * registry slot that points at it (0: none): for reading it again. */
+	uint64_t address, slot;
+	/* A count the runtime bumps whenever the task gets on or off a CPU
+	 * (Go's g.trackingSeq, a descriptor's "switches"): the same in two
+	 * reads, with the same state and context, means the task did not
+	 * run in between, so a stack copied between the two is whole. */
+	uint64_t version;
 };
 
 /* A growable list of tasks, reused across ticks. */
@@ -74,7 +82,21 @@ struct ws_task *ws_task_list_add(struct ws_task_list *list);
 void ws_task_list_clear(struct ws_task_list *list);
 void ws_task_list_deinit(struct ws_task_list *list);
 
+/* Whether two reads of a task agree on everything its unwind uses: id,
+ * version, state, start, thread, stack bounds and saved registers. */
+bool ws_task_same_context(const struct ws_task *a, const struct ws_task *b);
+
+/* For reread: compares `fresh`, the second read of *task, with it; when
+ * they differ, *task becomes `fresh` (keeping its scale and slot). */
+enum ws_reread ws_task_reread(struct ws_task *task, const struct ws_task *fresh);
+
 struct ws_runtime;
+
+enum ws_reread {
+	WS_REREAD_SAME,            /* unchanged: the copy stands */
+	WS_REREAD_CHANGED,         /* changed: tasks[i] holds the new read */
+	WS_REREAD_GONE,            /* no longer a task (finished, freed) */
+};
 
 struct ws_runtime_ops {
 	const char *name;          /* "threads", "go", or the descriptor's */
@@ -89,6 +111,17 @@ struct ws_runtime_ops {
 	struct ws_error *(*list_tasks)(struct ws_runtime *runtime,
 				       struct ws_target *target, size_t limit,
 				       struct ws_task_list *out);
+	/* Live reads (optional, with `live_reads`): reads tasks[0..n) again
+	 * by their `address`, after their stacks were copied with the target
+	 * running, and says per task whether anything the unwind uses (state,
+	 * saved registers, stack bounds, thread) changed meanwhile: then the
+	 * copy may be torn, and tasks[i] is decoded anew from the second
+	 * read. A thread the sampler has stopped has regs_valid. Reads in
+	 * bulk, like list_tasks. */
+	struct ws_error *(*reread)(struct ws_runtime *runtime,
+				   struct ws_target *target,
+				   struct ws_task *tasks, size_t n,
+				   enum ws_reread *result);
 	void (*destroy)(struct ws_runtime *runtime);
 };
 
@@ -110,6 +143,17 @@ struct ws_runtime {
 	 * budget would save only the stack copies and add sampling noise, so
 	 * these tasks are always all sampled. */
 	bool unbudgeted;
+	/* The registry can be read while the target runs: ops->reread is
+	 * set, a task's saved context is complete whenever the registry says
+	 * it is off CPU, and tasks carry a version. Ticks then stop only the
+	 * threads that run a task, one at a time. */
+	bool live_reads;
+	/* Set by the sampler before list_tasks and reread: the target's
+	 * threads are running, except those with regs_valid. A task on a CPU
+	 * whose thread is not stopped is then listed with start
+	 * WS_START_THREAD and its `thread`, for the sampler to stop that
+	 * thread and reread the task. */
+	bool live;
 };
 
 /* Chooses and creates the adapter for a target: "threads"; a descriptor

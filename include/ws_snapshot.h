@@ -52,10 +52,12 @@ struct ws_error *ws_snapshot_take(struct ws_snapshot_set *set,
 				  const struct ws_task_list *tasks,
 				  size_t max_stack);
 
-/* Snapshot of one OS thread's task at index `index` of the set (growing
- * it), copied at once into the thread's own buffer: for rolling ticks, where
- * each thread is resumed right after its copy. Failures land in the
- * snapshot's error; only out of memory fails. */
+/* Snapshot of the task at index `index` of the set (growing it) while
+ * `thread` is stopped: the task runs on it (live registers) or was saved
+ * and is held by it (a saved context). Copied at once into the thread's
+ * own buffer: for rolling ticks, where each thread is resumed right after
+ * its copy. Failures land in the snapshot's error; only out of memory
+ * fails. */
 struct ws_error *ws_snapshot_take_thread(struct ws_snapshot_set *set,
 					 size_t index, struct ws_thread *thread,
 					 const struct ws_task *task,

@@ -38,6 +38,28 @@ void ws_task_list_deinit(struct ws_task_list *list)
 	list->n = list->capacity = 0;
 }
 
+enum ws_reread ws_task_reread(struct ws_task *task, const struct ws_task *fresh)
+{
+	if (ws_task_same_context(task, fresh))
+		return WS_REREAD_SAME;
+	double scale = task->scale;
+	uint64_t slot = task->slot;
+	*task = *fresh;
+	task->scale = scale;
+	task->slot = slot;
+	return WS_REREAD_CHANGED;
+}
+
+bool ws_task_same_context(const struct ws_task *a, const struct ws_task *b)
+{
+	return a->id == b->id && a->version == b->version &&
+	       a->state == b->state &&
+	       a->start == b->start && a->thread == b->thread &&
+	       a->stack_lo == b->stack_lo && a->stack_hi == b->stack_hi &&
+	       a->regs.valid == b->regs.valid &&
+	       memcmp(a->regs.value, b->regs.value, sizeof(a->regs.value)) == 0;
+}
+
 static bool is_path(const char *name)
 {
 	size_t n = strlen(name);

@@ -87,6 +87,55 @@ static void read_ranges(struct ws_snapshot_set *set, pid_t pid,
 	}
 }
 
+/* Fills snap's registers and the range its copy needs (stack_start,
+ * stack_size; stack not yet set), or its error. `th`: the thread of a
+ * WS_START_THREAD task, NULL if unknown. */
+static void plan(struct ws_snapshot_set *set, struct ws_snapshot *snap,
+		 const struct ws_task *task, struct ws_thread *th,
+		 size_t max_stack, bool *reloaded)
+{
+	memset(snap, 0, sizeof(*snap));
+	snap->stack_lo = task->stack_lo;
+	snap->stack_hi = task->stack_hi;
+	uint64_t end = task->stack_hi;
+	if (task->start == WS_START_THREAD) {
+		if (!th || !th->regs_valid) {
+			snap->error = task->error ? task->error
+						  : "thread registers unavailable";
+			return;
+		}
+		regs_from_thread(&snap->regs, th);
+		snap->pc_exact = true;
+		if (!end)
+			end = thread_stack_end(set, th,
+					       snap->regs.value[WS_REG_RSP],
+					       reloaded);
+	} else if (task->start == WS_START_SAVED) {
+		snap->regs = task->regs;
+		snap->pc_exact = task->pc_exact;
+	} else {
+		snap->error = task->error ? task->error : "no stack";
+		return;
+	}
+	if (!(snap->regs.valid & (1u << WS_REG_RSP)) ||
+	    !(snap->regs.valid & (1u << WS_REG_RIP))) {
+		snap->error = "no stack pointer or pc";
+		return;
+	}
+	uint64_t sp = snap->regs.value[WS_REG_RSP];
+	size_t size = max_stack;
+	if (end > sp && end - sp < size)
+		size = (size_t)(end - sp);
+	else if (end > sp)
+		snap->truncated = true;
+	else if (end != 0 && end <= sp) {
+		snap->error = "stack pointer outside the task's stack";
+		return;
+	}
+	snap->stack_start = sp;
+	snap->stack_size = size;
+}
+
 struct ws_error *ws_snapshot_take(struct ws_snapshot_set *set,
 				  struct ws_target *target,
 				  const struct ws_task_list *tasks,
@@ -107,48 +156,10 @@ struct ws_error *ws_snapshot_take(struct ws_snapshot_set *set,
 	bool reloaded = false;
 	for (size_t i = 0; i < tasks->n; i++) {
 		const struct ws_task *task = &tasks->tasks[i];
-		struct ws_snapshot *snap = &set->snaps[i];
-		memset(snap, 0, sizeof(*snap));
-		snap->stack_lo = task->stack_lo;
-		snap->stack_hi = task->stack_hi;
-		uint64_t end = task->stack_hi;
-		if (task->start == WS_START_THREAD) {
-			struct ws_thread *th = ws_target_find_thread(target, task->thread);
-			if (!th || !th->regs_valid) {
-				snap->error = "thread registers unavailable";
-				continue;
-			}
-			regs_from_thread(&snap->regs, th);
-			snap->pc_exact = true;
-			if (!end)
-				end = thread_stack_end(set, th,
-						       snap->regs.value[WS_REG_RSP],
-						       &reloaded);
-		} else if (task->start == WS_START_SAVED) {
-			snap->regs = task->regs;
-			snap->pc_exact = task->pc_exact;
-		} else {
-			snap->error = task->error ? task->error : "no stack";
-			continue;
-		}
-		if (!(snap->regs.valid & (1u << WS_REG_RSP)) ||
-		    !(snap->regs.valid & (1u << WS_REG_RIP))) {
-			snap->error = "no stack pointer or pc";
-			continue;
-		}
-		uint64_t sp = snap->regs.value[WS_REG_RSP];
-		snap->stack_start = sp;
-		size_t size = max_stack;
-		if (end > sp && end - sp < size)
-			size = (size_t)(end - sp);
-		else if (end > sp)
-			snap->truncated = true;
-		else if (end != 0 && end <= sp) {
-			snap->error = "stack pointer outside the task's stack";
-			continue;
-		}
-		snap->stack_size = size;
-		total += size;
+		struct ws_thread *th = task->start == WS_START_THREAD
+			? ws_target_find_thread(target, task->thread) : NULL;
+		plan(set, &set->snaps[i], task, th, max_stack, &reloaded);
+		total += set->snaps[i].stack_size;
 	}
 
 	if (total > set->arena_size) {
@@ -203,21 +214,12 @@ struct ws_error *ws_snapshot_take_thread(struct ws_snapshot_set *set,
 	if (index >= set->n)
 		set->n = index + 1;
 	struct ws_snapshot *snap = &set->snaps[index];
-	memset(snap, 0, sizeof(*snap));
-	if (task->start != WS_START_THREAD || !th->regs_valid) {
-		snap->error = task->error ? task->error : "no stack";
-		return NULL;
-	}
-	regs_from_thread(&snap->regs, th);
-	snap->pc_exact = true;
-	uint64_t sp = snap->regs.value[WS_REG_RSP];
 	bool reloaded = false;
-	uint64_t end = thread_stack_end(set, th, sp, &reloaded);
-	size_t size = max_stack;
-	if (end > sp && end - sp < size)
-		size = (size_t)(end - sp);
-	else if (end > sp)
-		snap->truncated = true;
+	plan(set, snap, task, th, max_stack, &reloaded);
+	if (snap->error)
+		return NULL;
+	uint64_t sp = snap->stack_start;
+	size_t size = snap->stack_size;
 	if (size > th->stack_copy_size) {
 		uint8_t *b = realloc(th->stack_copy, size);
 		if (!b)
@@ -230,7 +232,6 @@ struct ws_error *ws_snapshot_take_thread(struct ws_snapshot_set *set,
 	ws_remote_readv(set->maps.pid, &r, 1);
 	if (r.done < size)
 		snap->truncated = false;
-	snap->stack_start = sp;
 	snap->stack = th->stack_copy;
 	snap->stack_size = r.done;
 	return NULL;
