@@ -50,7 +50,8 @@ enum {
 struct gfields {
 	struct ws_dwfield goid, status, waitreason, m, stack_lo, stack_hi,
 		sched_pc, sched_sp, sched_bp, syscallsp, syscallpc, gopc,
-		startpc;
+		startpc, tracking_seq;
+	bool has_tracking_seq;
 };
 
 struct mfields {
@@ -155,6 +156,17 @@ static struct ws_error *resolve_g(struct go_state *s)
 			return err;
 		widen(&s->g_lo, &s->g_hi, all[i]);
 	}
+	/* casgstatus bumps trackingSeq (a uint8, Go 1.17 on) every time a
+	 * goroutine leaves _Grunning: with it, reads of a goroutine taken
+	 * while the program runs can be checked (live reads). */
+	err = FIELD(s, &gt, &g->tracking_seq, "trackingSeq");
+	if (!err)
+		err = check_plain(&g->tracking_seq, "runtime.g.trackingSeq");
+	g->has_tracking_seq = !err;
+	ws_error_destroy(err);
+	err = NULL;
+	if (g->has_tracking_seq)
+		widen(&s->g_lo, &s->g_hi, &g->tracking_seq);
 
 	struct ws_dwtype mt;
 	if ((err = ws_dwtype_find_type(s->prog, NULL, "runtime.m", &mt)))
@@ -360,10 +372,11 @@ static void set_saved(struct ws_task *task, uint64_t pc, uint64_t sp,
 }
 
 /* A running goroutine: the live registers of its M's thread when that
- * thread is on the goroutine's stack. */
-static void start_running(struct go_state *s, struct ws_target *target,
-			  struct ws_task *task, uint64_t gaddr, uint64_t maddr,
-			  const uint8_t *gw)
+ * thread is on the goroutine's stack. In a live tick a thread that is not
+ * stopped is left for the sampler to stop (start THREAD, not checked). */
+static void start_running(struct go_state *s, struct ws_runtime *runtime,
+			  struct ws_target *target, struct ws_task *task,
+			  uint64_t gaddr, uint64_t maddr, const uint8_t *gw)
 {
 	const struct gfields *g = &s->g;
 	uint64_t pc = get(&g->sched_pc, gw, s->g_lo, s->g_hi);
@@ -371,6 +384,12 @@ static void start_running(struct go_state *s, struct ws_target *target,
 	uint64_t bp = get(&g->sched_bp, gw, s->g_lo, s->g_hi);
 	const uint8_t *mw = maddr ? m_window(s, maddr) : NULL;
 	if (!mw) {
+		/* g.sched is stale while the goroutine runs: only trusted
+		 * with every thread stopped (mid-switch). */
+		if (runtime->live) {
+			task->start = WS_START_THREAD; /* thread 0: mid-switch */
+			return;
+		}
 		set_saved(task, pc, sp, bp);
 		return;
 	}
@@ -379,6 +398,10 @@ static void start_running(struct go_state *s, struct ws_target *target,
 	uint64_t vdso_sp = get(&s->m.vdso_sp, mw, s->m_lo, s->m_hi);
 	struct ws_thread *th = ws_target_find_thread(target, tid);
 	task->thread = tid;
+	if (runtime->live && (!th || !th->regs_valid)) {
+		task->start = WS_START_THREAD;
+		return;
+	}
 	if (vdso_sp) {
 		set_saved(task, get(&s->m.vdso_pc, mw, s->m_lo, s->m_hi),
 			  vdso_sp, 0);
@@ -404,6 +427,72 @@ static void start_running(struct go_state *s, struct ws_target *target,
 	}
 }
 
+/* Decodes one goroutine from its window; false when it is no task (free
+ * or dead). */
+static bool decode_g(struct go_state *s, struct ws_runtime *runtime,
+		     struct ws_target *target, uint64_t gaddr,
+		     const uint8_t *gw, struct ws_task *task)
+{
+	const struct gfields *g = &s->g;
+	uint64_t status = get(&g->status, gw, s->g_lo, s->g_hi) & ~(uint64_t)G_SCAN;
+	if (status == G_IDLE || status == G_DEAD ||
+	    status == G_MORIBUND_UNUSED || status == G_ENQUEUE_UNUSED)
+		return false;
+	task->address = gaddr;
+	task->id = get(&g->goid, gw, s->g_lo, s->g_hi);
+	if (g->has_tracking_seq)
+		task->version = get(&g->tracking_seq, gw, s->g_lo, s->g_hi);
+	task->stack_lo = get(&g->stack_lo, gw, s->g_lo, s->g_hi);
+	task->stack_hi = get(&g->stack_hi, gw, s->g_lo, s->g_hi);
+	task->entry_pc = get(&g->startpc, gw, s->g_lo, s->g_hi);
+	/* The main goroutine was made by the runtime itself; Go's traceback
+	 * names no creator for it either. */
+	if (task->id != 1)
+		task->creator_pc = get(&g->gopc, gw, s->g_lo, s->g_hi);
+	uint64_t pc = get(&g->sched_pc, gw, s->g_lo, s->g_hi);
+	uint64_t sp = get(&g->sched_sp, gw, s->g_lo, s->g_hi);
+	uint64_t bp = get(&g->sched_bp, gw, s->g_lo, s->g_hi);
+	switch (status) {
+	case G_RUNNING:
+		task->state = WS_STATE_RUNNING;
+		start_running(s, runtime, target, task, gaddr,
+			      get(&g->m, gw, s->g_lo, s->g_hi), gw);
+		break;
+	case G_SYSCALL:
+		task->state = WS_STATE_SYSCALL;
+		/* syscallbp is not kept before Go 1.23: CFI only. */
+		set_saved(task, get(&g->syscallpc, gw, s->g_lo, s->g_hi),
+			  get(&g->syscallsp, gw, s->g_lo, s->g_hi), 0);
+		break;
+	case G_WAITING: {
+		task->state = WS_STATE_WAITING;
+		uint64_t r = get(&g->waitreason, gw, s->g_lo, s->g_hi);
+		task->wait_reason = r < s->nreasons ? s->reasons[r] : NULL;
+		set_saved(task, pc, sp, bp);
+		break;
+	}
+	case G_COPYSTACK:
+		task->state = WS_STATE_WAITING;
+		task->wait_reason = "copystack";
+		set_saved(task, pc, sp, bp);
+		break;
+	case G_RUNNABLE:
+	case G_PREEMPTED:
+	default:
+		task->state = WS_STATE_RUNNABLE;
+		set_saved(task, pc, sp, bp);
+		break;
+	}
+	return true;
+}
+
+static void forget_ms(struct go_state *s)
+{
+	for (size_t i = 0; i < s->nms; i++)
+		free(s->ms[i].bytes);
+	s->nms = 0;
+}
+
 static struct ws_error *go_list(struct ws_runtime *runtime,
 				struct ws_target *target,
 				size_t limit,
@@ -424,66 +513,54 @@ static struct ws_error *go_list(struct ws_runtime *runtime,
 		err = read_gs(s, n);
 	if (err)
 		return err;
-	for (size_t i = 0; i < s->nms; i++)
-		free(s->ms[i].bytes);
-	s->nms = 0;
+	forget_ms(s);
 
 	size_t w = (size_t)(s->g_hi - s->g_lo);
-	const struct gfields *g = &s->g;
 	for (size_t i = 0; i < n; i++) {
 		if (!s->gptrs[i])
-			continue;
-		const uint8_t *gw = s->gbuf + i * w;
-		uint64_t status = get(&g->status, gw, s->g_lo, s->g_hi) & ~(uint64_t)G_SCAN;
-		if (status == G_IDLE || status == G_DEAD ||
-		    status == G_MORIBUND_UNUSED || status == G_ENQUEUE_UNUSED)
 			continue;
 		struct ws_task *task = ws_task_list_add(out);
 		if (!task)
 			return &ws_error_nomem;
-		task->id = get(&g->goid, gw, s->g_lo, s->g_hi);
+		if (!decode_g(s, runtime, target, s->gptrs[i], s->gbuf + i * w,
+			      task)) {
+			out->n--;
+			continue;
+		}
 		task->scale = scale;
-		task->stack_lo = get(&g->stack_lo, gw, s->g_lo, s->g_hi);
-		task->stack_hi = get(&g->stack_hi, gw, s->g_lo, s->g_hi);
-		task->entry_pc = get(&g->startpc, gw, s->g_lo, s->g_hi);
-		/* The main goroutine was made by the runtime itself; Go's
-		 * traceback names no creator for it either. */
-		if (task->id != 1)
-			task->creator_pc = get(&g->gopc, gw, s->g_lo, s->g_hi);
-		uint64_t pc = get(&g->sched_pc, gw, s->g_lo, s->g_hi);
-		uint64_t sp = get(&g->sched_sp, gw, s->g_lo, s->g_hi);
-		uint64_t bp = get(&g->sched_bp, gw, s->g_lo, s->g_hi);
-		switch (status) {
-		case G_RUNNING:
-			task->state = WS_STATE_RUNNING;
-			start_running(s, target, task, s->gptrs[i],
-				      get(&g->m, gw, s->g_lo, s->g_hi), gw);
-			break;
-		case G_SYSCALL:
-			task->state = WS_STATE_SYSCALL;
-			/* syscallbp is not kept before Go 1.23: CFI only. */
-			set_saved(task, get(&g->syscallpc, gw, s->g_lo, s->g_hi),
-				  get(&g->syscallsp, gw, s->g_lo, s->g_hi), 0);
-			break;
-		case G_WAITING: {
-			task->state = WS_STATE_WAITING;
-			uint64_t r = get(&g->waitreason, gw, s->g_lo, s->g_hi);
-			task->wait_reason = r < s->nreasons ? s->reasons[r] : NULL;
-			set_saved(task, pc, sp, bp);
-			break;
+	}
+	return NULL;
+}
+
+static struct ws_error *go_reread(struct ws_runtime *runtime,
+				  struct ws_target *target,
+				  struct ws_task *tasks, size_t n,
+				  enum ws_reread *result)
+{
+	struct go_state *s = runtime->state;
+	if (n > s->gptrs_capacity) {
+		uint64_t *p = realloc(s->gptrs, n * sizeof(*p));
+		if (!p)
+			return &ws_error_nomem;
+		s->gptrs = p;
+		s->gptrs_capacity = n;
+	}
+	for (size_t i = 0; i < n; i++)
+		s->gptrs[i] = tasks[i].address;
+	struct ws_error *err = read_gs(s, n);
+	if (err)
+		return err;
+	forget_ms(s);
+	size_t w = (size_t)(s->g_hi - s->g_lo);
+	for (size_t i = 0; i < n; i++) {
+		struct ws_task fresh = {0};
+		if (!s->gptrs[i] ||
+		    !decode_g(s, runtime, target, tasks[i].address,
+			      s->gbuf + i * w, &fresh)) {
+			result[i] = WS_REREAD_GONE;
+			continue;
 		}
-		case G_COPYSTACK:
-			task->state = WS_STATE_WAITING;
-			task->wait_reason = "copystack";
-			set_saved(task, pc, sp, bp);
-			break;
-		case G_RUNNABLE:
-		case G_PREEMPTED:
-		default:
-			task->state = WS_STATE_RUNNABLE;
-			set_saved(task, pc, sp, bp);
-			break;
-		}
+		result[i] = ws_task_reread(&tasks[i], &fresh);
 	}
 	return NULL;
 }
@@ -495,8 +572,7 @@ static void go_destroy(struct ws_runtime *runtime)
 		ws_dwtype_program_destroy(s->prog);
 		for (size_t i = 0; i < s->nreasons; i++)
 			free(s->reasons[i]);
-		for (size_t i = 0; i < s->nms; i++)
-			free(s->ms[i].bytes);
+		forget_ms(s);
 		free(s->ms);
 		free(s->gptrs);
 		free(s->gbuf);
@@ -508,6 +584,7 @@ static void go_destroy(struct ws_runtime *runtime)
 static const struct ws_runtime_ops go_ops = {
 	.name = "go",
 	.list_tasks = go_list,
+	.reread = go_reread,
 	.destroy = go_destroy,
 };
 
@@ -552,6 +629,10 @@ struct ws_error *ws_runtime_go_create(struct ws_target *target,
 		return ws_error_wrap(err, "--runtime go");
 	}
 	read_wait_reasons(s);
+	/* A goroutine's g.sched (or syscallsp) is saved before its status
+	 * leaves _Grunning, gs are never freed, and trackingSeq versions
+	 * them. */
+	rt->live_reads = s->g.has_tracking_seq;
 	*ret = rt;
 	return NULL;
 }
