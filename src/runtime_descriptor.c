@@ -51,7 +51,9 @@ struct state {
 	char idle_names[64][24];
 	/* array registries: slot addresses, struct copies, sampling */
 	uint64_t *addrs;
+	uint64_t *slots;           /* where each of addrs was read (pointer arrays) */
 	size_t addrs_capacity;
+	uint64_t table;            /* the registry's array, as last read */
 	uint8_t *bulk;
 	size_t bulk_capacity;
 	struct ws_random rng;
@@ -185,26 +187,37 @@ static enum ws_state state_from_name(const char *name)
 	return WS_STATE_UNKNOWN;
 }
 
-/* Fills one task from the copy of its struct. */
-static struct ws_error *decode_task(struct state *s, struct ws_target *target,
-				    uint64_t address, const uint8_t *tb,
-				    struct ws_task_list *out)
+/* The worker whose `current` is the task at `address`, or NULL. */
+static const struct worker_info *running_worker(const struct state *s,
+						uint64_t address)
+{
+	for (size_t i = 0; i < s->nworkers; i++)
+		if (s->workers[i].current == address)
+			return &s->workers[i];
+	return NULL;
+}
+
+/* Fills `task` (zeroed) from the copy of its struct; false when the struct
+ * holds no task (done, or no readable state). */
+static bool decode_task(struct state *s, struct ws_runtime *runtime,
+			struct ws_target *target, uint64_t address,
+			const uint8_t *tb, struct ws_task *task)
 {
 	struct descriptor *d = &s->d;
 	size_t size = (size_t)d->task_size;
 	uint64_t v;
 	if (ws_dwtype_field_uint(&d->state, tb, size, &v))
-		return NULL;
+		return false;
 	const char *state_name = ws_descriptor_map_lookup(&d->states, (int64_t)v);
 	if (state_name && strcmp(state_name, "done") == 0)
-		return NULL;
+		return false;
 
-	struct ws_task *task = ws_task_list_add(out);
-	if (!task)
-		return &ws_error_nomem;
+	task->address = address;
 	task->id = address;
 	if (d->has_id && !ws_dwtype_field_uint(&d->id, tb, size, &v))
 		task->id = v;
+	if (d->has_switches && !ws_dwtype_field_uint(&d->switches, tb, size, &v))
+		task->version = v;
 	if (d->has_name) {
 		if (d->name_field.kind == WS_DWTYPE_ARRAY) {
 			const char *raw = (const char *)tb + d->name_field.offset;
@@ -218,7 +231,7 @@ static struct ws_error *decode_task(struct state *s, struct ws_target *target,
 		task->state = WS_STATE_UNKNOWN;
 		task->error = "unknown state value";
 		task->start = WS_START_NONE;
-		return NULL;
+		return true;
 	}
 	task->state = state_from_name(state_name);
 	if (d->reason_kind == REASON_STRING &&
@@ -251,20 +264,31 @@ static struct ws_error *decode_task(struct state *s, struct ws_target *target,
 
 	/* A task on a CPU: its worker thread's live registers, as long as
 	 * that thread is on the task's stack (else it is mid-switch and the
-	 * saved context is the truth). */
-	if (task->state == WS_STATE_RUNNING) {
+	 * saved context is the truth). A worker whose `current` names the
+	 * task has it on its CPU whatever the state says: runtimes set the
+	 * state before switching out, and the context is saved only by the
+	 * switch. */
+	const struct worker_info *cpu = running_worker(s, address);
+	if (task->state == WS_STATE_RUNNING || cpu) {
 		uint64_t worker = 0;
 		if (d->has_worker)
 			ws_dwtype_field_uint(&d->worker, tb, size, &worker);
-		pid_t tid = worker_tid(s, worker, address);
+		pid_t tid = cpu ? cpu->tid : worker_tid(s, worker, address);
 		struct ws_thread *th = tid ? ws_target_find_thread(target, tid) : NULL;
+		if (runtime->live && (!th || !th->regs_valid)) {
+			/* The sampler stops the thread and reads again;
+			 * thread 0: between workers. */
+			task->thread = th ? tid : 0;
+			task->start = WS_START_THREAD;
+			return true;
+		}
 		if (th && !th->regs_valid) {
 			/* Its saved context is stale while it runs: say so
 			 * rather than show an old stack. */
 			task->thread = tid;
 			task->start = WS_START_NONE;
 			task->error = "worker thread did not stop in time";
-			return NULL;
+			return true;
 		}
 		if (th) {
 			task->thread = tid;
@@ -277,7 +301,7 @@ static struct ws_error *decode_task(struct state *s, struct ws_target *target,
 					task->state = WS_STATE_SYSCALL;
 					task->wait_reason = ws_syscall_name(nr);
 				}
-				return NULL;
+				return true;
 			}
 		}
 	}
@@ -287,7 +311,7 @@ static struct ws_error *decode_task(struct state *s, struct ws_target *target,
 		task->start = WS_START_NONE;
 		if (task->state != WS_STATE_RUNNABLE)
 			task->error = "no stack";
-		return NULL;
+		return true;
 	}
 	task->start = WS_START_SAVED;
 	for (size_t i = 0; i < d->nregs; i++) {
@@ -301,11 +325,25 @@ static struct ws_error *decode_task(struct state *s, struct ws_target *target,
 		task->start = WS_START_NONE;
 		task->error = "no saved context";
 	}
+	return true;
+}
+
+/* Adds the task decoded from `tb`, if it is one. */
+static struct ws_error *add_task(struct state *s, struct ws_runtime *runtime,
+				 struct ws_target *target, uint64_t address,
+				 const uint8_t *tb, struct ws_task_list *out)
+{
+	struct ws_task *task = ws_task_list_add(out);
+	if (!task)
+		return &ws_error_nomem;
+	if (!decode_task(s, runtime, target, address, tb, task))
+		out->n--;
 	return NULL;
 }
 
-static struct ws_error *walk_list(struct state *s, struct ws_target *target,
-				  uint64_t limit, struct ws_task_list *out)
+static struct ws_error *walk_list(struct state *s, struct ws_runtime *runtime,
+				  struct ws_target *target, uint64_t limit,
+				  struct ws_task_list *out)
 {
 	struct descriptor *d = &s->d;
 	uint64_t address;
@@ -320,7 +358,7 @@ static struct ws_error *walk_list(struct state *s, struct ws_target *target,
 			ws_error_destroy(err);
 			break;
 		}
-		err = decode_task(s, target, address, s->buf, out);
+		err = add_task(s, runtime, target, address, s->buf, out);
 		if (err)
 			return err;
 		uint64_t next = 0;
@@ -334,9 +372,9 @@ static struct ws_error *walk_list(struct state *s, struct ws_target *target,
  * uniform random subset of the slots (the pause budget's `limit`), each
  * task found standing for slots/picked, and read the picked task structs
  * with batched process_vm_readv. */
-static struct ws_error *walk_array(struct state *s, struct ws_target *target,
-				   uint64_t n, size_t limit,
-				   struct ws_task_list *out)
+static struct ws_error *walk_array(struct state *s, struct ws_runtime *runtime,
+				   struct ws_target *target, uint64_t n,
+				   size_t limit, struct ws_task_list *out)
 {
 	struct descriptor *d = &s->d;
 	size_t size = (size_t)d->task_size;
@@ -345,19 +383,29 @@ static struct ws_error *walk_array(struct state *s, struct ws_target *target,
 	if (d->registry.kind == WS_DWTYPE_POINTER &&
 	    (err = ws_dwtype_read_pointer(&d->registry, &base)))
 		return err;
+	s->table = base;
 	if (n > s->addrs_capacity) {
 		uint64_t *a = realloc(s->addrs, (size_t)n * sizeof(*a));
 		if (!a)
 			return &ws_error_nomem;
 		s->addrs = a;
+		a = realloc(s->slots, (size_t)n * sizeof(*a));
+		if (!a)
+			return &ws_error_nomem;
+		s->slots = a;
 		s->addrs_capacity = (size_t)n;
 	}
 	if (d->layout == LAYOUT_ARRAY) {
-		for (uint64_t i = 0; i < n; i++)
+		for (uint64_t i = 0; i < n; i++) {
 			s->addrs[i] = base + i * size;
-	} else if (n && (err = ws_remote_read(s->pid, base, s->addrs,
-					      (size_t)n * sizeof(uint64_t)))) {
-		return err;
+			s->slots[i] = 0;
+		}
+	} else {
+		if (n && (err = ws_remote_read(s->pid, base, s->addrs,
+					       (size_t)n * sizeof(uint64_t))))
+			return err;
+		for (uint64_t i = 0; i < n; i++)
+			s->slots[i] = base + i * sizeof(uint64_t);
 	}
 	double scale = 1;
 	if (limit && limit < n) {
@@ -366,6 +414,9 @@ static struct ws_error *walk_array(struct state *s, struct ws_target *target,
 			uint64_t t = s->addrs[i];
 			s->addrs[i] = s->addrs[j];
 			s->addrs[j] = t;
+			t = s->slots[i];
+			s->slots[i] = s->slots[j];
+			s->slots[j] = t;
 		}
 		scale = (double)n / (double)limit;
 		n = limit;
@@ -399,19 +450,21 @@ static struct ws_error *walk_array(struct state *s, struct ws_target *target,
 			if (ranges[r].done != size)
 				continue;
 			size_t before = out->n;
-			err = decode_task(s, target, s->addrs[index[r]],
-					  s->bulk + index[r] * size, out);
+			err = add_task(s, runtime, target, s->addrs[index[r]],
+				       s->bulk + index[r] * size, out);
 			if (err)
 				return err;
-			if (out->n > before)
+			if (out->n > before) {
 				out->tasks[out->n - 1].scale = scale;
+				out->tasks[out->n - 1].slot = s->slots[index[r]];
+			}
 		}
 	}
 	return NULL;
 }
 
-static void add_idle_workers(struct state *s, struct ws_target *target,
-			     struct ws_task_list *out)
+static void add_idle_workers(struct state *s, struct ws_runtime *runtime,
+			     struct ws_target *target, struct ws_task_list *out)
 {
 	for (size_t i = 0; i < s->nworkers && i < 64; i++) {
 		const struct worker_info *w = &s->workers[i];
@@ -430,8 +483,9 @@ static void add_idle_workers(struct state *s, struct ws_target *target,
 		task->thread = w->tid;
 		task->state = WS_STATE_IDLE;
 		task->start = WS_START_THREAD;
-		/* Idle by the registry; its stack is unknown this tick. */
-		if (!th->regs_valid)
+		/* Idle by the registry; its stack is unknown this tick
+		 * (unless the sampler stops it: a live tick). */
+		if (!th->regs_valid && !runtime->live)
 			task->start = WS_START_NONE;
 	}
 }
@@ -463,7 +517,8 @@ static struct ws_error *descriptor_list(struct ws_runtime *runtime,
 		bound = d->max_tasks;
 
 	/* Names are copied into one buffer sized for this tick. */
-	size_t need = (size_t)(bound + 1) * (d->has_name ? d->name_field.size + 1 : 1) + 4096;
+	/* Twice: a live tick decodes changed tasks again (reread). */
+	size_t need = 2 * ((size_t)(bound + 1) * (d->has_name ? d->name_field.size + 1 : 1) + 4096);
 	if (need > s->strings_size) {
 		char *p = realloc(s->strings, need);
 		if (!p)
@@ -475,12 +530,113 @@ static struct ws_error *descriptor_list(struct ws_runtime *runtime,
 	if ((err = read_workers(s)))
 		return err;
 	if (d->layout == LAYOUT_LIST)
-		err = walk_list(s, target, bound, out);
+		err = walk_list(s, runtime, target, bound, out);
 	else
-		err = walk_array(s, target, bound, limit, out);
+		err = walk_array(s, runtime, target, bound, limit, out);
 	if (err)
 		return err;
-	add_idle_workers(s, target, out);
+	add_idle_workers(s, runtime, target, out);
+	return NULL;
+}
+
+/* An idle worker's pseudo-task (address 0) read again: the same while its
+ * worker still runs no task. */
+static enum ws_reread reread_idle(struct state *s, struct ws_runtime *runtime,
+				  struct ws_target *target, struct ws_task *task)
+{
+	for (size_t i = 0; i < s->nworkers; i++) {
+		const struct worker_info *w = &s->workers[i];
+		if (w->tid != task->thread)
+			continue;
+		if (w->current)
+			return WS_REREAD_GONE;
+		struct ws_thread *th = ws_target_find_thread(target, w->tid);
+		if (!th)
+			return WS_REREAD_GONE;
+		if (!th->regs_valid && !runtime->live)
+			task->start = WS_START_NONE;
+		return WS_REREAD_SAME;
+	}
+	return WS_REREAD_GONE;
+}
+
+static struct ws_error *descriptor_reread(struct ws_runtime *runtime,
+					  struct ws_target *target,
+					  struct ws_task *tasks, size_t n,
+					  enum ws_reread *result)
+{
+	struct state *s = runtime->state;
+	struct descriptor *d = &s->d;
+	size_t size = (size_t)d->task_size;
+	struct ws_error *err = read_workers(s);
+	if (err)
+		return err;
+	/* A table that moved may have been freed: its slots prove nothing. */
+	uint64_t table = s->table;
+	if (d->registry.kind == WS_DWTYPE_POINTER &&
+	    (err = ws_dwtype_read_pointer(&d->registry, &table)))
+		return err;
+	if (n * size > s->bulk_capacity) {
+		uint8_t *b = realloc(s->bulk, n * size);
+		if (!b)
+			return &ws_error_nomem;
+		s->bulk = b;
+		s->bulk_capacity = n * size;
+	}
+	if (n > s->addrs_capacity) {
+		uint64_t *a = realloc(s->addrs, n * sizeof(*a));
+		if (!a)
+			return &ws_error_nomem;
+		s->addrs = a;
+		a = realloc(s->slots, n * sizeof(*a));
+		if (!a)
+			return &ws_error_nomem;
+		s->slots = a;
+		s->addrs_capacity = n;
+	}
+	/* Each task's struct and the slot that pointed at it, in one batch
+	 * of up to 512 tasks. */
+	enum { BATCH = 512 };
+	struct ws_remote_range ranges[2 * BATCH];
+	for (size_t first = 0; first < n; first += BATCH) {
+		size_t k = 0;
+		for (size_t i = first; i < n && i < first + BATCH; i++) {
+			s->addrs[i] = 0;
+			if (!tasks[i].address)
+				continue;
+			ranges[k++] = (struct ws_remote_range){
+				.address = tasks[i].address,
+				.buf = s->bulk + i * size, .size = size,
+			};
+			if (tasks[i].slot)
+				ranges[k++] = (struct ws_remote_range){
+					.address = tasks[i].slot,
+					.buf = &s->addrs[i], .size = 8,
+				};
+		}
+		ws_remote_readv(s->pid, ranges, k);
+		k = 0;
+		for (size_t i = first; i < n && i < first + BATCH; i++) {
+			if (!tasks[i].address) {
+				result[i] = reread_idle(s, runtime, target,
+							&tasks[i]);
+				continue;
+			}
+			bool ok = ranges[k++].done == size;
+			if (tasks[i].slot)
+				ok = ranges[k++].done == 8 && ok &&
+				     s->addrs[i] == tasks[i].address &&
+				     table == s->table;
+			struct ws_task fresh = {0};
+			if (!ok || !decode_task(s, runtime, target,
+						tasks[i].address,
+						s->bulk + i * size, &fresh)) {
+				result[i] = WS_REREAD_GONE;
+				continue;
+			}
+			result[i] = ws_task_reread(&tasks[i], &fresh);
+		}
+	}
 	return NULL;
 }
 
@@ -493,6 +649,7 @@ static void descriptor_destroy(struct ws_runtime *runtime)
 		free(s->d.source);
 		free(s->buf);
 		free(s->addrs);
+		free(s->slots);
 		free(s->bulk);
 		free(s->strings);
 		free(s->workers);
@@ -507,6 +664,7 @@ static void descriptor_destroy(struct ws_runtime *runtime)
 static const struct ws_runtime_ops descriptor_ops = {
 	.name = "descriptor",
 	.list_tasks = descriptor_list,
+	.reread = descriptor_reread,
 	.destroy = descriptor_destroy,
 };
 
@@ -544,6 +702,12 @@ struct ws_error *ws_runtime_descriptor_create(const char *text,
 	}
 	rt->name = s->d.name;
 	rt->root_function = s->d.root_function;
+	/* A list cannot be walked safely while it changes, without the
+	 * workers' table a running task's thread is unknown, and without a
+	 * switch count a task that ran and parked again at the same context
+	 * while its stack was copied would go unnoticed. */
+	rt->live_reads = s->d.layout != LAYOUT_LIST && s->d.has_workers &&
+			 s->d.has_switches;
 	*ret = rt;
 	return NULL;
 }

@@ -47,8 +47,9 @@ struct descriptor {
 	uint64_t task_size;
 	bool has_next;
 	struct ws_dwfield next;
-	bool has_id, has_name, has_entry, has_worker, has_stack;
+	bool has_id, has_name, has_entry, has_worker, has_stack, has_switches;
 	struct ws_dwfield id, name_field, entry, worker, stack_lo, stack_hi;
+	struct ws_dwfield switches;   /* bumped whenever the task is switched in */
 	struct ws_dwfield state;
 	struct value_map states;   /* value -> state name ("done" skips) */
 	enum { REASON_NONE, REASON_STRING, REASON_VALUES } reason_kind;

@@ -249,7 +249,8 @@ static struct ws_error *parse_task(struct parser *s, const cJSON *root)
 	if ((err = optional_field(s, task, "id", "task.id", tt, &d->has_id, &d->id)) ||
 	    (err = optional_field(s, task, "name", "task.name", tt, &d->has_name, &d->name_field)) ||
 	    (err = optional_field(s, task, "entry", "task.entry", tt, &d->has_entry, &d->entry)) ||
-	    (err = optional_field(s, task, "worker", "task.worker", tt, &d->has_worker, &d->worker)))
+	    (err = optional_field(s, task, "worker", "task.worker", tt, &d->has_worker, &d->worker)) ||
+	    (err = optional_field(s, task, "switches", "task.switches", tt, &d->has_switches, &d->switches)))
 		return err;
 
 	const cJSON *state = cJSON_GetObjectItemCaseSensitive(task, "state");
