@@ -40,6 +40,7 @@ struct ws_options {
 	bool quiet;
 	bool json;                 /* dump --json */
 	bool no_debug_cache;       /* --no-debug-cache (ws_debugcache.h) */
+	bool stop_all;             /* --stop-all: no live ticks */
 	pid_t pid;                 /* attach, dump */
 	char **argv;               /* record: the command, NULL-terminated */
 };

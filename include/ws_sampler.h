@@ -31,6 +31,10 @@ struct ws_sampler_options {
 	 * tasks are subsampled like the pause budget does (--max-cpu). */
 	double max_cpu;
 	uint64_t interval_ns;
+	/* Read tasks while the target runs when the runtime allows it
+	 * (ws_runtime.live_reads), stopping only threads that run a task;
+	 * false: every tick holds every thread (dump, --stop-all). */
+	bool live;
 };
 
 /* Defaults: --max-stack 128 KiB, 1024 frames, 100 ms stop timeout. */

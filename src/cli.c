@@ -43,6 +43,10 @@ static const char help_text[] =
 "      --max-stack BYTES   stack bytes copied per task and tick (default\n"
 "                          128K; suffixes K, M); deeper stacks are cut and end\n"
 "                          in a [stack deeper than --max-stack] frame\n"
+"      --stop-all          hold every thread of the target while its tasks\n"
+"                          are read, as dump does (default: green threads\n"
+"                          and goroutines are read while the target runs,\n"
+"                          checked, and only threads running a task stop)\n"
 "  -q, --quiet             no status line and no summary\n"
 "options (dump):\n"
 "      --json              JSON instead of text\n"
@@ -129,6 +133,7 @@ enum {
 	OPT_MAX_CPU,
 	OPT_JSON,
 	OPT_NO_DEBUG_CACHE,
+	OPT_STOP_ALL,
 };
 
 static const struct option long_options[] = {
@@ -144,6 +149,7 @@ static const struct option long_options[] = {
 	{"quiet", no_argument, NULL, 'q'},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"no-debug-cache", no_argument, NULL, OPT_NO_DEBUG_CACHE},
+	{"stop-all", no_argument, NULL, OPT_STOP_ALL},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -205,6 +211,9 @@ static struct ws_error *parse_option(int c, const char *arg,
 		return NULL;
 	case OPT_NO_DEBUG_CACHE:
 		o->no_debug_cache = true;
+		return NULL;
+	case OPT_STOP_ALL:
+		o->stop_all = true;
 		return NULL;
 	case 'h':
 		o->command = WS_CMD_HELP;

@@ -258,6 +258,7 @@ int ws_cmd_record(const struct ws_options *o)
 		.max_pause_ns = (uint64_t)(o->max_pause * 1e6),
 		.max_cpu = o->max_cpu / 100,
 		.interval_ns = (uint64_t)(1e9 / o->rate),
+		.live = !o->stop_all,
 	};
 	if (!err)
 		err = ws_sampler_create(r.target, &so, &r.sampler);

@@ -5,6 +5,9 @@
  */
 #include "ws_sampler.h"
 
+#include "sampler_internal.h"
+
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,39 +18,6 @@
 #include "ws_symbols.h"
 #include "ws_target.h"
 #include "ws_unwind.h"
-
-struct ws_sampler {
-	struct ws_target *target;
-	struct ws_sampler_options options;
-	struct ws_symbols *symbols;
-	struct ws_runtime *runtime;
-	struct ws_unwinder *unwinder;
-	struct ws_task_list tasks;
-	struct ws_snapshot_set snapshots;
-	struct ws_pc *pcs;           /* options.max_frames */
-	struct ws_pc *alt_pcs;       /* the same, for a second unwinder's try */
-	struct ws_tick tick;
-	size_t tick_capacity;
-	size_t frames_capacity;
-	uint64_t ticks;
-	/* The runtime's root function as one frame (at its first line, so
-	 * every task shares it whatever line its trampoline stands at) and its
-	 * address:
-	 * stacks that cannot be unwound (not started, failed) hang under the
-	 * same root, and a saved context at the root's first instruction has
-	 * never run. */
-	struct ws_frame root_frame;
-	uint64_t root_pc;
-	/* Pause budget: estimated cost of listing + copying one task (ns,
-	 * moving average) and the subsampling random state. */
-	double ns_per_task;
-	double unwind_ns_per_task; /* unwinding + naming, moving average */
-	struct ws_random rng;
-	uint64_t last_refresh_ns;  /* of the module list (dlopen) */
-	/* Where the pause goes, summed over ticks: stop, list, copy, resume
-	 * (printed at the end when WALLSPY_DEBUG_PAUSE is set). */
-	uint64_t phase_ns[4];
-};
 
 static const char *const phase_names[4] = {"stop", "list", "copy", "resume"};
 
@@ -116,6 +86,7 @@ struct ws_error *ws_sampler_create(struct ws_target *target,
 	if (!s->options.stop_timeout_ns)
 		s->options.stop_timeout_ns = WS_DEFAULT_STOP_TIMEOUT_NS;
 	ws_snapshot_set_init(&s->snapshots, target->pid);
+	ws_live_init(&s->live, target->pid);
 	s->ns_per_task = 2000; /* a first guess; measured from the first tick */
 	s->unwind_ns_per_task = 10000;
 	ws_random_seed(&s->rng, ws_now_ns());
@@ -147,17 +118,23 @@ void ws_sampler_destroy(struct ws_sampler *s)
 	if (!s)
 		return;
 	if (getenv("WALLSPY_DEBUG_PAUSE") && s->ticks) {
-		fprintf(stderr, "wallspy: mean pause per tick:");
+		fprintf(stderr, "wallspy: mean %s per tick:",
+			s->live.ticks ? "time (target running)" : "pause");
 		for (int i = 0; i < 4; i++)
 			fprintf(stderr, " %s %.3f ms", phase_names[i],
 				(double)s->phase_ns[i] / (double)s->ticks / 1e6);
 		fputc('\n', stderr);
+		if (s->live.ticks)
+			fprintf(stderr, "wallspy: live ticks %" PRIu64 ", tasks read %" PRIu64 ", ended while read %" PRIu64 ", read again stopped %" PRIu64 "\n",
+				s->live.ticks, s->live.tasks_listed,
+				s->live.tasks_gone, s->live.tasks_held);
 	}
 	ws_runtime_destroy(s->runtime);
 	ws_unwinder_destroy(s->unwinder);
 	ws_symbols_destroy(s->symbols);
 	ws_task_list_deinit(&s->tasks);
 	ws_snapshot_set_deinit(&s->snapshots);
+	ws_live_deinit(&s->live);
 	free(s->pcs);
 	free(s->alt_pcs);
 	free(s->tick.tasks);
@@ -204,21 +181,25 @@ static struct ws_error *reopen_after_exec(struct ws_sampler *s)
  * small and the sampling noise large. */
 enum { MIN_TASKS_PER_TICK = 32 };
 
-/* How many tasks the rest of the pause budget affords (0: no budget). */
-static size_t task_limit(struct ws_sampler *s, uint64_t spent_ns)
+/* How many tasks the rest of the pause budget affords (0: no budget). In
+ * a live tick tasks are read while the target runs: no pause to budget,
+ * but reading them is wallspy's CPU too. */
+size_t ws_sampler_task_limit(struct ws_sampler *s, uint64_t spent_ns, bool live)
 {
 	if (s->runtime->unbudgeted)
 		return 0;
 	double n = -1;
 	uint64_t budget = s->options.max_pause_ns;
-	if (budget) {
+	if (budget && !live) {
 		double left = budget > spent_ns ? (double)(budget - spent_ns) : 0;
 		n = left / s->ns_per_task;
 	}
 	if (s->options.max_cpu > 0 && s->options.interval_ns) {
-		/* What one tick may spend after the resume. */
+		/* What one tick may spend after the resume (and, live,
+		 * before). */
+		double per = s->unwind_ns_per_task + (live ? s->ns_per_task : 0);
 		double cpu = s->options.max_cpu * (double)s->options.interval_ns /
-			     s->unwind_ns_per_task;
+			     per;
 		if (n < 0 || cpu < n)
 			n = cpu;
 	}
@@ -229,7 +210,7 @@ static size_t task_limit(struct ws_sampler *s, uint64_t spent_ns)
 
 /* Keeps a uniform random subset of k tasks (partial Fisher-Yates); each
  * kept task stands for n/k of them. */
-static void subsample(struct ws_sampler *s, size_t k)
+void ws_sampler_subsample(struct ws_sampler *s, size_t k)
 {
 	struct ws_task_list *l = &s->tasks;
 	size_t n = l->n;
@@ -244,12 +225,22 @@ static void subsample(struct ws_sampler *s, size_t k)
 	l->n = k;
 }
 
+/* A saved context at the root's or the entry's first instruction has never
+ * run: its pc is where it will start, not a return address. */
+void ws_sampler_set_pc_exact(struct ws_sampler *s, struct ws_task *t)
+{
+	uint64_t pc = t->regs.value[WS_REG_RIP];
+	t->pc_exact = t->start == WS_START_SAVED &&
+		      ((s->root_pc && pc == s->root_pc) ||
+		       (t->entry_pc && pc == t->entry_pc));
+}
+
 /* The part of a tick that runs while the target is stopped. */
 static struct ws_error *stopped_phase(struct ws_sampler *s)
 {
 	struct ws_tick *tick = &s->tick;
 	uint64_t t0 = ws_now_ns();
-	size_t limit = task_limit(s, t0 - tick->start_ns);
+	size_t limit = ws_sampler_task_limit(s, t0 - tick->start_ns, false);
 	ws_task_list_clear(&s->tasks);
 	struct ws_error *err = s->runtime->ops->list_tasks(s->runtime,
 							   s->target, limit,
@@ -257,17 +248,12 @@ static struct ws_error *stopped_phase(struct ws_sampler *s)
 	if (err)
 		return err;
 	size_t listed = s->tasks.n;
-	for (size_t i = 0; i < s->tasks.n; i++) {
-		struct ws_task *t = &s->tasks.tasks[i];
-		uint64_t pc = t->regs.value[WS_REG_RIP];
-		t->pc_exact = t->start == WS_START_SAVED &&
-			      ((s->root_pc && pc == s->root_pc) ||
-			       (t->entry_pc && pc == t->entry_pc));
-	}
+	for (size_t i = 0; i < s->tasks.n; i++)
+		ws_sampler_set_pc_exact(s, &s->tasks.tasks[i]);
 	uint64_t t1 = ws_now_ns();
 	s->phase_ns[1] += t1 - t0;
 	if (limit && s->tasks.n > limit)
-		subsample(s, limit);
+		ws_sampler_subsample(s, limit);
 	err = ws_snapshot_take(&s->snapshots, s->target, &s->tasks,
 			       s->options.max_stack);
 	if (err)
@@ -572,7 +558,12 @@ struct ws_error *ws_sampler_tick(struct ws_sampler *s,
 	struct ws_tick *tick = &s->tick;
 	tick->ntasks = 0;
 	tick->start_ns = ws_now_ns();
-	err = s->runtime->unbudgeted ? rolling_tick(s) : stopped_tick(s);
+	if (s->runtime->unbudgeted)
+		err = rolling_tick(s);
+	else if (s->options.live && s->runtime->live_reads)
+		err = ws_sampler_live_tick(s);
+	else
+		err = stopped_tick(s);
 	if (err)
 		return err;
 	s->ticks++;

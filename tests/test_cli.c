@@ -36,6 +36,7 @@ Test(cli, record_defaults)
 	cr_expect_eq(o.max_cpu, 5.0);
 	cr_expect_null(o.output);
 	cr_expect_not(o.quiet);
+	cr_expect_not(o.stop_all);
 	cr_expect_str_eq(o.argv[0], "sleep");
 	cr_expect_str_eq(o.argv[1], "1");
 	cr_expect_null(o.argv[2]);
@@ -47,7 +48,7 @@ Test(cli, record_options)
 	cr_assert_null(PARSE(&o, "record", "-o", "x.folded", "-f", "folded",
 			     "-r", "250", "-d", "1.5", "--group-by", "state",
 			     "--runtime", "threads", "--max-stack", "64K",
-			     "-q", "--", "prog", "-r", "9"));
+			     "--stop-all", "-q", "--", "prog", "-r", "9"));
 	cr_expect_str_eq(o.output, "x.folded");
 	cr_expect_eq(o.format, WS_FORMAT_FOLDED);
 	cr_expect_eq(o.rate, 250);
@@ -55,6 +56,7 @@ Test(cli, record_options)
 	cr_expect_eq(o.group_by, WS_GROUP_STATE);
 	cr_expect_str_eq(o.runtime, "threads");
 	cr_expect_eq(o.max_stack, 64 * 1024);
+	cr_expect(o.stop_all);
 	cr_expect(o.quiet);
 	/* Options after the command belong to the command. */
 	cr_expect_str_eq(o.argv[0], "prog");

@@ -1,0 +1,349 @@
+/*
+ * Live ticks (see ws_sampler.h, ws_runtime.h): the registry and the parked
+ * tasks' stacks are read while the target runs, and each task is read
+ * again after its copy; only the threads that run a task are stopped, one
+ * at a time. Used by record and attach when the runtime supports it.
+ */
+#include "sampler_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ws_snapshot.h"
+#include "ws_target.h"
+
+void ws_live_init(struct ws_live *live, pid_t pid)
+{
+	memset(live, 0, sizeof(*live));
+	ws_snapshot_set_init(&live->retry_snaps, pid);
+	ws_snapshot_set_init(&live->held_snaps, pid);
+}
+
+void ws_live_deinit(struct ws_live *live)
+{
+	ws_snapshot_set_deinit(&live->retry_snaps);
+	ws_snapshot_set_deinit(&live->held_snaps);
+	ws_task_list_deinit(&live->retry);
+	free(live->verdicts);
+	free(live->drop);
+	free(live->retry_index);
+	free(live->pending);
+	free(live->pending_tids);
+	free(live->rest);
+}
+
+static bool grow(void **p, size_t *capacity, size_t n, size_t size)
+{
+	if (n <= *capacity)
+		return true;
+	size_t cap = *capacity ? *capacity : 64;
+	while (cap < n)
+		cap *= 2;
+	void *q = realloc(*p, cap * size);
+	if (!q)
+		return false;
+	*p = q;
+	*capacity = cap;
+	return true;
+}
+
+/* Per-tick scratch sized for n tasks. */
+static bool live_reserve(struct ws_sampler *s, size_t n)
+{
+	struct { void **p; size_t *cap; size_t size; } arrays[] = {
+		{(void **)&s->live.verdicts, &s->live.verdicts_cap, sizeof(*s->live.verdicts)},
+		{(void **)&s->live.drop, &s->live.drop_cap, sizeof(*s->live.drop)},
+		{(void **)&s->live.pending, &s->live.pending_cap, sizeof(*s->live.pending)},
+		{(void **)&s->live.pending_tids, &s->live.pending_tids_cap, sizeof(*s->live.pending_tids)},
+		{(void **)&s->live.retry_index, &s->live.retry_index_cap, sizeof(*s->live.retry_index)},
+		{(void **)&s->live.rest, &s->live.rest_cap, sizeof(*s->live.rest)},
+	};
+	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++)
+		if (!grow(arrays[i].p, arrays[i].cap, n, arrays[i].size))
+			return false;
+	return true;
+}
+
+/* Copies tasks[index[0..n)] into s->retry. */
+static struct ws_error *gather(struct ws_sampler *s, const size_t *index,
+			       size_t n)
+{
+	ws_task_list_clear(&s->live.retry);
+	for (size_t j = 0; j < n; j++) {
+		struct ws_task *t = ws_task_list_add(&s->live.retry);
+		if (!t)
+			return &ws_error_nomem;
+		*t = s->tasks.tasks[index[j]];
+	}
+	return NULL;
+}
+
+/* Tasks that changed while their stacks were copied get one more try
+ * (read, copy, read again) on their own, a window of microseconds. One
+ * that ended is dropped; one that changed again joins s->live.rest. */
+static struct ws_error *retry_changed(struct ws_sampler *s, size_t nretry)
+{
+	struct ws_error *err = gather(s, s->live.retry_index, nretry);
+	if (!err)
+		err = ws_snapshot_take(&s->live.retry_snaps, s->target, &s->live.retry,
+				       s->options.max_stack);
+	enum ws_reread *verdicts = s->live.verdicts + s->tasks.n;
+	if (!err)
+		err = s->runtime->ops->reread(s->runtime, s->target,
+					      s->live.retry.tasks, nretry, verdicts);
+	if (err)
+		return err;
+	for (size_t j = 0; j < nretry; j++) {
+		size_t i = s->live.retry_index[j];
+		if (verdicts[j] == WS_REREAD_GONE)
+			s->live.drop[i] = true;
+		else if (verdicts[j] == WS_REREAD_CHANGED)
+			s->live.rest[s->live.nrest++] = i;
+		else
+			s->snapshots.snaps[i] = s->live.retry_snaps.snaps[j];
+	}
+	return NULL;
+}
+
+struct live_visit {
+	struct ws_sampler *sampler;
+	struct ws_error *err;
+};
+
+/* A thread that runs a task, stopped: read the task again now that the
+ * thread is held, and copy it if the thread still runs it. */
+static void visit_running(struct ws_thread *th, void *arg)
+{
+	struct live_visit *v = arg;
+	struct ws_sampler *s = v->sampler;
+	for (size_t k = 0; k < s->live.npending && !v->err; k++) {
+		size_t i = s->live.pending[k];
+		if (i == SIZE_MAX)
+			continue; /* handled */
+		struct ws_task *t = &s->tasks.tasks[i];
+		if (t->thread != th->tid)
+			continue;
+		s->live.pending[k] = SIZE_MAX;
+		enum ws_reread verdict;
+		v->err = s->runtime->ops->reread(s->runtime, s->target, t, 1,
+						 &verdict);
+		if (v->err)
+			return;
+		if (verdict == WS_REREAD_GONE) {
+			s->live.drop[i] = true;
+		} else if (t->thread != th->tid) {
+			s->live.rest[s->live.nrest++] = i; /* switched out meanwhile */
+		} else {
+			ws_sampler_set_pc_exact(s, t);
+			v->err = ws_snapshot_take_thread(&s->snapshots, i, th,
+							 t, s->options.max_stack);
+		}
+	}
+}
+
+/* Stops the threads that run a task, one at a time (a rolling tick over
+ * those threads); returns the longest hold. */
+static struct ws_error *take_running(struct ws_sampler *s, uint64_t *longest)
+{
+	struct live_visit v = {.sampler = s};
+	size_t stopped;
+	struct ws_error *err = ws_target_stop_threads(s->target,
+						      s->live.pending_tids,
+						      s->live.npending,
+						      s->options.stop_timeout_ns,
+						      visit_running, &v,
+						      &stopped, longest);
+	if (!err)
+		err = v.err;
+	if (err)
+		return err;
+	/* Threads that did not stop in time: say so. */
+	for (size_t k = 0; k < s->live.npending; k++) {
+		if (s->live.pending[k] == SIZE_MAX)
+			continue;
+		struct ws_task *t = &s->tasks.tasks[s->live.pending[k]];
+		struct ws_snapshot *snap = &s->snapshots.snaps[s->live.pending[k]];
+		memset(snap, 0, sizeof(*snap));
+		snap->error = "thread did not stop in time";
+		if (t->state == WS_STATE_IDLE) {
+			/* Idle all the same, as a stopped tick says. */
+			t->start = WS_START_NONE;
+			t->error = NULL;
+		}
+	}
+	return NULL;
+}
+
+static const char torn[] = "changed while being read";
+
+/* The tasks that would not hold still (s->live.rest), read and copied with
+ * every thread stopped, as a stopped tick does; returns the pause. As many
+ * as the pause budget affords: the others are failed samples, never torn
+ * ones. */
+static struct ws_error *take_rest_stopped(struct ws_sampler *s,
+					  uint64_t *pause_ns)
+{
+	size_t limit = ws_sampler_task_limit(s, 0, false);
+	if (limit && s->live.nrest > limit) {
+		for (size_t j = limit; j < s->live.nrest; j++) {
+			struct ws_snapshot *snap = &s->snapshots.snaps[s->live.rest[j]];
+			memset(snap, 0, sizeof(*snap));
+			snap->error = torn;
+		}
+		s->live.nrest = limit;
+	}
+	uint64_t t0 = ws_now_ns();
+	size_t stopped;
+	struct ws_error *err = ws_target_stop_all(s->target,
+						  s->options.stop_timeout_ns,
+						  NULL, NULL, &stopped, NULL);
+	enum ws_reread *verdicts = s->live.verdicts + s->tasks.n;
+	if (!err)
+		err = gather(s, s->live.rest, s->live.nrest);
+	if (!err)
+		err = s->runtime->ops->reread(s->runtime, s->target,
+					      s->live.retry.tasks, s->live.nrest,
+					      verdicts);
+	if (!err) {
+		for (size_t j = 0; j < s->live.nrest; j++)
+			ws_sampler_set_pc_exact(s, &s->live.retry.tasks[j]);
+		err = ws_snapshot_take(&s->live.held_snaps, s->target, &s->live.retry,
+				       s->options.max_stack);
+	}
+	ws_target_resume_all(s->target);
+	*pause_ns = ws_now_ns() - t0;
+	if (err)
+		return err;
+	for (size_t j = 0; j < s->live.nrest; j++) {
+		size_t i = s->live.rest[j];
+		if (verdicts[j] == WS_REREAD_GONE) {
+			s->live.drop[i] = true;
+			continue;
+		}
+		s->tasks.tasks[i] = s->live.retry.tasks[j];
+		s->snapshots.snaps[i] = s->live.held_snaps.snaps[j];
+	}
+	s->live.tasks_held += s->live.nrest;
+	return NULL;
+}
+
+/* Removes the tasks that ended while the tick read them: they are gone at
+ * the instant their sample stands for. */
+static void drop_gone(struct ws_sampler *s)
+{
+	size_t n = s->tasks.n, kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s->live.drop[i])
+			continue;
+		s->tasks.tasks[kept] = s->tasks.tasks[i];
+		s->snapshots.snaps[kept] = s->snapshots.snaps[i];
+		kept++;
+	}
+	s->live.tasks_gone += n - kept;
+	s->tasks.n = kept;
+	s->snapshots.n = kept;
+}
+
+/* Moves the tasks without a stack to copy (not started, failed) to the
+ * end: what list_tasks saw of them is the sample, with no copy to tear.
+ * Returns how many tasks come before them. */
+static size_t put_stackless_last(struct ws_task_list *l)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		if (l->tasks[i].start == WS_START_NONE)
+			continue;
+		struct ws_task t = l->tasks[k];
+		l->tasks[k] = l->tasks[i];
+		l->tasks[i] = t;
+		k++;
+	}
+	return k;
+}
+
+/* A tick that reads the registry and copies the parked tasks while the
+ * target runs, then reads every task again: a task whose version, state or
+ * saved context changed meanwhile ran while its stack was copied, and the
+ * copy may be torn; it is never recorded. Such a task is tried once more
+ * on its own; if it changed again, it is taken with every thread stopped
+ * (a short stopped tick for the few that will not hold still). A task that
+ * ended meanwhile is dropped. The threads that run a task are stopped one
+ * at a time, each just long enough to read its registers and copy its
+ * stack. The pause reported is the longest any thread was held. */
+struct ws_error *ws_sampler_live_tick(struct ws_sampler *s)
+{
+	struct ws_tick *tick = &s->tick;
+	struct ws_runtime *rt = s->runtime;
+	ws_target_forget_regs(s->target);
+	rt->live = true;
+	uint64_t t0 = ws_now_ns();
+	size_t limit = ws_sampler_task_limit(s, 0, true);
+	ws_task_list_clear(&s->tasks);
+	struct ws_error *err = rt->ops->list_tasks(rt, s->target, limit,
+						   &s->tasks);
+	if (err)
+		goto out;
+	if (limit && s->tasks.n > limit)
+		ws_sampler_subsample(s, limit);
+	size_t all = s->tasks.n;
+	size_t n = put_stackless_last(&s->tasks);
+	for (size_t i = 0; i < n; i++)
+		ws_sampler_set_pc_exact(s, &s->tasks.tasks[i]);
+	uint64_t t1 = ws_now_ns();
+	s->phase_ns[1] += t1 - t0;
+	if (!live_reserve(s, 2 * all)) {
+		err = &ws_error_nomem;
+		goto out;
+	}
+	err = ws_snapshot_take(&s->snapshots, s->target, &s->tasks,
+			       s->options.max_stack);
+	if (!err)
+		err = rt->ops->reread(rt, s->target, s->tasks.tasks, n,
+				      s->live.verdicts);
+	if (err)
+		goto out;
+
+	size_t nretry = 0;
+	s->live.npending = 0;
+	s->live.nrest = 0;
+	memset(s->live.drop, 0, all * sizeof(*s->live.drop));
+	for (size_t i = 0; i < n; i++) {
+		struct ws_task *t = &s->tasks.tasks[i];
+		if (s->live.verdicts[i] == WS_REREAD_GONE) {
+			s->live.drop[i] = true;
+		} else if (t->start == WS_START_THREAD) {
+			if (!ws_target_find_thread(s->target, t->thread)) {
+				/* Between threads: take it stopped. */
+				s->live.rest[s->live.nrest++] = i;
+				continue;
+			}
+			s->live.pending_tids[s->live.npending] = t->thread;
+			s->live.pending[s->live.npending++] = i;
+		} else if (s->live.verdicts[i] == WS_REREAD_CHANGED) {
+			ws_sampler_set_pc_exact(s, t);
+			s->live.retry_index[nretry++] = i;
+		}
+	}
+	if (nretry && (err = retry_changed(s, nretry)))
+		goto out;
+	uint64_t t2 = ws_now_ns();
+	s->phase_ns[2] += t2 - t1;
+
+	uint64_t longest = 0, held = 0;
+	if (s->live.npending && (err = take_running(s, &longest)))
+		goto out;
+	if (s->live.nrest && (err = take_rest_stopped(s, &held)))
+		goto out;
+	s->phase_ns[0] += ws_now_ns() - t2;
+	drop_gone(s);
+	if (all) {
+		double per = (double)(t2 - t0) / (double)all;
+		s->ns_per_task = 0.8 * s->ns_per_task + 0.2 * per;
+	}
+	s->live.ticks++;
+	s->live.tasks_listed += all;
+	tick->pause_ns = held > longest ? held : longest;
+out:
+	rt->live = false;
+	return err;
+}

@@ -1,0 +1,373 @@
+/*
+ * End-to-end tests of live ticks: record and attach read a green-thread
+ * registry and the parked tasks' stacks while the target runs, and read
+ * each task again after its copy (sampler_live.c). A task that ran in
+ * between may have been copied half before and half after: such a copy
+ * must never reach the profile.
+ *
+ * greenrt_flip and go_flip make that race as likely as it gets: hundreds of
+ * tasks yield every ~2 us, alternately at the bottom of a 6-frame and of a
+ * 12-frame chain, and often come back to the very same saved context while
+ * their stack is being copied. Without the version check (greenrt's
+ * `switches`, Go's g.trackingSeq) a 2 s recording of either shows
+ * thousands of impossible stacks (flip_b frames under flip_a_leaf, failed
+ * unwinds; measured when this test was written by zeroing the version).
+ * With it, every parked sample must be one whole chain.
+ *
+ * A recording of go_fidelity's parked goroutines, live and with
+ * --stop-all, must show each goroutine at exactly the stack `dump` (itself
+ * checked against Go's own traceback in test_e2e_go.c) prints for it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+
+#include "e2e_util.h"
+
+/* Parked tasks of two runtimes racing the sampler: one test at a time. */
+E2E_SERIAL_TESTS()
+
+/* Skips the test when fixture NAME (under fixtures/) was not built. */
+static const char *need_fixture(const char *name)
+{
+	const char *path = e2e_fixture(name);
+
+	if (access(path, X_OK) != 0)
+		cr_skip_test("fixture %s not built", path);
+	return path;
+}
+
+/* attach PID for `seconds` with extra options, folded output; returns the
+ * folded text and wallspy's stderr. */
+static char *attach_folded(pid_t pid, const char *seconds,
+			   const char *const *opts, const char **err)
+{
+	const char *dir = e2e_tmpdir();
+	const char *out = e2e_path(dir, "out.folded");
+	char pid_text[32];
+	char *argv[32];
+	int n = 0;
+	struct e2e_result res;
+
+	snprintf(pid_text, sizeof(pid_text), "%d", pid);
+	argv[n++] = (char *)e2e_wallspy();
+	argv[n++] = "attach";
+	argv[n++] = "-d";
+	argv[n++] = (char *)seconds;
+	argv[n++] = "-f";
+	argv[n++] = "folded";
+	argv[n++] = "-o";
+	argv[n++] = (char *)out;
+	for (int i = 0; opts && opts[i]; i++)
+		argv[n++] = (char *)opts[i];
+	argv[n++] = pid_text;
+	argv[n] = NULL;
+	e2e_run(argv, dir, 60000, &res);
+	cr_assert_eq(e2e_exit_code(&res), 0, "wallspy attach: %s", res.err);
+	*err = res.err;
+	char *text = e2e_read_file(out);
+	cr_assert_not_null(text, "no output file");
+	return text;
+}
+
+/* "a;b;c 12" -> stack "a;b;c", count 12; false for a malformed line. */
+static bool split_folded(char *line, char **stack, long *count)
+{
+	char *space = strrchr(line, ' ');
+
+	if (!space)
+		return false;
+	*space = '\0';
+	*stack = line;
+	*count = atol(space + 1);
+	return *count > 0;
+}
+
+/* The i-th ';'-separated frame of a folded stack (i from 0), into buf;
+ * false past the end. */
+static bool nth_frame(const char *stack, int i, char *buf, size_t size)
+{
+	const char *p = stack;
+
+	for (int k = 0; k < i; k++) {
+		p = strchr(p, ';');
+		if (!p)
+			return false;
+		p++;
+	}
+	size_t len = strcspn(p, ";");
+	if (len >= size)
+		len = size - 1;
+	memcpy(buf, p, len);
+	buf[len] = '\0';
+	return true;
+}
+
+static int count_frames(const char *stack)
+{
+	int n = 1;
+
+	for (const char *p = stack; *p; p++)
+		n += *p == ';';
+	return n;
+}
+
+struct flip_chains {
+	const char *root;        /* the runtime's root frame */
+	const char *loop;        /* the task's function */
+	const char *a, *a_leaf;  /* FLIP_A_DEPTH of a, then a_leaf */
+	const char *b, *b_leaf;
+	const char *yield;       /* what the leaf calls to yield */
+	int a_depth, b_depth;
+};
+
+/* Whether `stack` (root first) is a state a flip task can be in: ROOT;
+ * LOOP; then k <= a_depth frames of A and nothing else of either chain,
+ * A_LEAF (and anything below it) only after exactly a_depth frames of A;
+ * or the same with B. Below a shorter run only the runtime's own frames
+ * may follow (Go preempts a goroutine anywhere: runtime.asyncPreempt).
+ * A copy torn between two parks breaks one of these: flip_b under
+ * flip_a, a leaf at the wrong depth, a chain not rooted at ROOT. */
+static bool whole_chain(const struct flip_chains *c, const char *stack)
+{
+	char frame[256];
+	int k = 0;
+
+	if (!nth_frame(stack, k++, frame, sizeof(frame)) || strcmp(frame, c->root) ||
+	    !nth_frame(stack, k++, frame, sizeof(frame)) || strcmp(frame, c->loop))
+		return false;
+	if (!nth_frame(stack, k, frame, sizeof(frame)))
+		return true;
+	bool is_a = strcmp(frame, c->a) == 0;
+	const char *link = is_a ? c->a : c->b;
+	const char *leaf = is_a ? c->a_leaf : c->b_leaf;
+	int depth = is_a ? c->a_depth : c->b_depth;
+	int run = 0;
+
+	while (nth_frame(stack, k, frame, sizeof(frame)) && !strcmp(frame, link)) {
+		run++;
+		k++;
+	}
+	if (run > depth)
+		return false;
+	if (!nth_frame(stack, k, frame, sizeof(frame)))
+		return true;
+	if (!strcmp(frame, leaf))
+		return run == depth;
+	return strncmp(frame, "runtime.", 8) == 0;
+}
+
+/* Records `fixture` for 2 s and checks every parked sample of a flip task
+ * (leaf "[runnable]" or "[waiting...]") is one whole chain. */
+static void check_flip(const char *fixture, const struct flip_chains *c)
+{
+	need_fixture(fixture);
+	pid_t pid = e2e_start_fixture(fixture, NULL, "ready", 20000);
+	const char *const opts[] = { "--max-cpu", "0", NULL };
+	const char *err;
+	char *text = attach_folded(pid, "2", opts, &err);
+	long parked = 0, torn = 0, lines = 0;
+	char first_torn[1024] = "";
+	char *save = NULL;
+
+	for (char *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *stack;
+		long count;
+		char loop[256], leaf[256];
+
+		lines++;
+		cr_assert(split_folded(line, &stack, &count), "bad line: %s", line);
+		int n = count_frames(stack);
+		nth_frame(stack, n - 1, leaf, sizeof(leaf));
+		/* A sample the unwinder could not finish says so in its
+		 * first frame; a flip task's is otherwise its loop. */
+		bool flip = nth_frame(stack, 1, loop, sizeof(loop)) &&
+			    strcmp(loop, c->loop) == 0;
+		bool is_parked = strcmp(leaf, "[runnable]") == 0 ||
+				 strncmp(leaf, "[waiting", 8) == 0;
+		if (!is_parked || (!flip && strstr(stack, c->loop) == NULL &&
+				   strstr(stack, c->a) == NULL &&
+				   strstr(stack, c->b) == NULL))
+			continue;
+		parked += count;
+		/* Without the state leaf. */
+		*strrchr(stack, ';') = '\0';
+		if (whole_chain(c, stack))
+			continue;
+		torn += count;
+		if (!first_torn[0])
+			snprintf(first_torn, sizeof(first_torn), "%s (%ld)", stack, count);
+	}
+	cr_log_info("%s: %ld parked samples in %ld distinct stacks; %s", fixture,
+		    parked, lines, strstr(err, "wallspy: ") ? strstr(err, "wallspy: ") : err);
+	cr_assert_gt(parked, 10000, "too few parked samples to tell: %ld", parked);
+	cr_assert_eq(torn, 0, "%ld of %ld parked samples are no whole chain, e.g. %s",
+		     torn, parked, first_torn);
+	e2e_check_healthy_then_stop(pid);
+}
+
+Test(e2e_live, greenrt_flip_parked_samples_are_whole, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	const struct flip_chains c = {
+		.root = "greenrt_task_main", .loop = "flip_task",
+		.a = "flip_a", .a_leaf = "flip_a_leaf",
+		.b = "flip_b", .b_leaf = "flip_b_leaf",
+		.yield = "greenrt_yield", .a_depth = 6, .b_depth = 12,
+	};
+	check_flip("greenrt/greenrt_flip", &c);
+}
+
+Test(e2e_live, go_flip_parked_samples_are_whole, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	const struct flip_chains c = {
+		.root = "runtime.goexit", .loop = "main.flipLoop",
+		.a = "main.flipA", .a_leaf = "main.flipALeaf",
+		.b = "main.flipB", .b_leaf = "main.flipBLeaf",
+		.yield = "runtime.Gosched", .a_depth = 6, .b_depth = 12,
+	};
+	check_flip("go/go_flip", &c);
+}
+
+/* ---- go_fidelity: recorded stacks against dump's ---- */
+
+/* "wallspy: S s, T ticks, ..." -> T. */
+static long summary_ticks(const char *err)
+{
+	const char *p = strstr(err, "wallspy: ");
+	double seconds;
+	long ticks;
+
+	while (p && sscanf(p, "wallspy: %lf s, %ld ticks", &seconds, &ticks) != 2)
+		p = strstr(p + 1, "wallspy: ");
+	cr_assert_not_null(p, "no summary line in: %s", err);
+	return ticks;
+}
+
+/* dump --json of pid, parsed. */
+static cJSON *dump_json(pid_t pid)
+{
+	char pid_text[32];
+	struct e2e_result res;
+
+	snprintf(pid_text, sizeof(pid_text), "%d", pid);
+	char *argv[] = { (char *)e2e_wallspy(), "dump", "--json", pid_text, NULL };
+	e2e_run(argv, NULL, 60000, &res);
+	cr_assert_eq(e2e_exit_code(&res), 0, "wallspy dump: %s", res.err);
+	cJSON *root = e2e_parse_json(res.out);
+	cr_assert_not_null(root, "dump output is not JSON");
+	return root;
+}
+
+/* The dump's frames of a task, root first, joined with ';'. */
+static void dump_chain(const cJSON *task, char *buf, size_t size)
+{
+	const cJSON *frames = cJSON_GetObjectItem(task, "frames");
+	int n = cJSON_GetArraySize(frames);
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = n - 1; i >= 0; i--) {
+		const char *name = cJSON_GetStringValue(
+			cJSON_GetObjectItem(cJSON_GetArrayItem(frames, i), "function"));
+		int w = snprintf(buf + used, size - used, "%s%s",
+				 i == n - 1 ? "" : ";", name ? name : "??");
+		if (w < 0 || (size_t)w >= size - used)
+			cr_assert_fail("chain longer than %zu bytes", size);
+		used += (size_t)w;
+	}
+}
+
+/* Every parked goroutine of the dump is, in a --group-by task recording,
+ * sampled at (nearly) every tick and always at the dump's own stack. */
+static void check_fidelity_recording(const char *const *extra)
+{
+	char *argv[] = { (char *)need_fixture("go/go_fidelity"),
+			 (char *)e2e_path(e2e_tmpdir(), "go.txt"), NULL };
+	struct e2e_spawn_opts spawn = { .pipe_stdout = true };
+	struct e2e_proc proc = e2e_spawn(argv, &spawn);
+	pid_t pid = proc.pid;
+	char ready[64];
+
+	snprintf(ready, sizeof(ready), "ready pid=%d", pid);
+	cr_assert(e2e_wait_line(proc.out_fd, ready, 30000), "no '%s'", ready);
+	cJSON *dump = dump_json(pid);
+	const char *opts[8] = { "--group-by", "task", "--max-cpu", "0" };
+	int nopts = 4;
+
+	for (int i = 0; extra && extra[i]; i++)
+		opts[nopts++] = extra[i];
+	opts[nopts] = NULL;
+	const char *err;
+	char *text = attach_folded(pid, "1", opts, &err);
+	long ticks = summary_ticks(err);
+	const cJSON *task;
+	int checked = 0, bad = 0;
+
+	cJSON_ArrayForEach(task, cJSON_GetObjectItem(dump, "tasks")) {
+		const char *state = cJSON_GetStringValue(cJSON_GetObjectItem(task, "state"));
+		long id = (long)cJSON_GetNumberValue(cJSON_GetObjectItem(task, "id"));
+		char want[8192], prefix[64];
+		long total = 0, other = 0;
+		char other_text[1024] = "";
+
+		if (!state || strcmp(state, "waiting") != 0 ||
+		    !cJSON_IsNull(cJSON_GetObjectItem(task, "error")))
+			continue;
+		dump_chain(task, want, sizeof(want));
+		snprintf(prefix, sizeof(prefix), "task %ld;", id);
+		for (const char *line = text; line && *line;
+		     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+			size_t len = strcspn(line, "\n");
+			if (strncmp(line, prefix, strlen(prefix)) != 0)
+				continue;
+			char copy[9000];
+			if (len >= sizeof(copy))
+				len = sizeof(copy) - 1;
+			memcpy(copy, line + strlen(prefix), len - strlen(prefix));
+			copy[len - strlen(prefix)] = '\0';
+			char *stack;
+			long count;
+			cr_assert(split_folded(copy, &stack, &count), "bad line");
+			total += count;
+			/* Drop the state leaf ("[waiting: ...]"). */
+			char *leaf = strrchr(stack, ';');
+			if (leaf && leaf[1] == '[')
+				*leaf = '\0';
+			if (strcmp(stack, want) != 0) {
+				other += count;
+				snprintf(other_text, sizeof(other_text), "%.1000s", stack);
+			}
+		}
+		checked++;
+		if (other || total < ticks * 9 / 10) {
+			bad++;
+			cr_log_error("goroutine %ld: %ld samples in %ld ticks, %ld not at the dump's stack\n"
+				     "    dump:     %s\n    recorded: %s",
+				     id, total, ticks, other, want, other_text);
+		}
+	}
+	cr_log_info("%d parked goroutines checked over %ld ticks", checked, ticks);
+	cr_assert_gt(checked, 100, "only %d parked goroutines in the dump", checked);
+	cr_assert_eq(bad, 0, "%d of %d goroutines recorded unlike the dump", bad, checked);
+	e2e_check_healthy_then_stop(pid);
+}
+
+Test(e2e_live, go_fidelity_live_recording_matches_dump, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	check_fidelity_recording(NULL);
+}
+
+Test(e2e_live, go_fidelity_stop_all_recording_matches_dump, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	const char *const extra[] = { "--stop-all", NULL };
+	check_fidelity_recording(extra);
+}
