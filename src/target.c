@@ -393,13 +393,6 @@ static size_t collect_stopped(struct ws_target *t, ws_thread_visit_fn visit,
 	return n;
 }
 
-/* A thread on a CPU stops within microseconds of PTRACE_INTERRUPT, but a
- * tracer asleep in sigtimedwait can take a millisecond to run again when
- * the target keeps every core busy, and the stopped threads wait for it
- * all that time. So a tick polls for the stops this long before it
- * sleeps. */
-#define STOP_SPIN_NS (200 * 1000)
-
 /* Stops the wanted threads (see ws_target_stop_all). */
 static void stop_wanted(struct ws_target *t, long timeout_ns,
 			ws_thread_visit_fn visit, void *arg, size_t *stopped,
@@ -417,9 +410,7 @@ static void stop_wanted(struct ws_target *t, long timeout_ns,
 	}
 
 	size_t n = 0;
-	uint64_t now = ws_now_ns();
-	uint64_t deadline = now + (uint64_t)timeout_ns;
-	uint64_t spin_until = now + STOP_SPIN_NS;
+	uint64_t deadline = ws_now_ns() + (uint64_t)timeout_ns;
 	for (;;) {
 		drain_events(t, true);
 		if (visit)
@@ -436,8 +427,6 @@ static void stop_wanted(struct ws_target *t, long timeout_ns,
 		}
 		if (!waiting)
 			break;
-		if (ws_now_ns() < spin_until)
-			continue;
 		if (!wait_sigchld_until(deadline)) {
 			break;
 		}
