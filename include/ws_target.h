@@ -49,6 +49,9 @@ struct ws_target {
 	bool exited;             /* the whole process is gone */
 	int exit_status;         /* wait status of the leader, when exited */
 	bool exec_seen;          /* the process called exec since last check */
+	/* The next tick is the last (dump): each thread is detached where it
+	 * would be resumed, instead of being stopped again to detach. */
+	bool detach_on_resume;
 	struct ws_thread *threads;
 	size_t nthreads, capacity;
 	/* tid -> index+1 in threads (open addressing; 0 = empty). */

@@ -26,6 +26,7 @@ int ws_cmd_dump(const struct ws_options *o)
 	struct ws_sampler *sampler = NULL;
 	const struct ws_tick *tick = NULL;
 	err = ws_sampler_create(target, &so, &sampler);
+	target->detach_on_resume = true;
 	if (!err)
 		err = ws_sampler_tick(sampler, &tick);
 	ws_target_detach(target);

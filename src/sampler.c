@@ -572,8 +572,9 @@ struct ws_error *ws_sampler_tick(struct ws_sampler *s,
 	 * new threads, and every 100 ticks, outside the pause. */
 	bool unnamed = false;
 	for (size_t i = 0; i < s->target->nthreads && !unnamed; i++)
-		unnamed = s->target->threads[i].comm[0] == '\0';
-	if (unnamed || s->ticks % 100 == 1)
+		unnamed = s->target->threads[i].run != WS_THREAD_GONE &&
+			  s->target->threads[i].comm[0] == '\0';
+	if (unnamed || s->ticks % 100 == 0)
 		ws_target_read_names(s->target);
 
 	if (s->tasks.n > s->tick_capacity) {

@@ -191,10 +191,22 @@ static void mark_gone(struct ws_target *t, struct ws_thread *th, int status)
 	}
 }
 
-/* A thread whose stop we did not ask for goes straight back to running. */
-static void resume_thread(struct ws_thread *th)
+/* A thread whose stop we did not ask for goes straight back to running;
+ * or, once the caller wants no more ticks (detach_on_resume), is detached
+ * from that stop, which saves stopping it again to detach it. */
+static void resume_thread(struct ws_target *t, struct ws_thread *th)
 {
 	long rc;
+	if (t->detach_on_resume) {
+		/* A group-stopped thread stays stopped, as LISTEN leaves it. */
+		ptrace(PTRACE_DETACH, th->tid, 0,
+		       (void *)(long)th->pending_signal);
+		th->pending_signal = 0;
+		th->regs_valid = false;
+		th->interrupt_sent = false;
+		th->run = WS_THREAD_GONE;
+		return;
+	}
 	if (th->group_stop)
 		rc = ptrace(PTRACE_LISTEN, th->tid, 0, 0);
 	else
@@ -265,7 +277,7 @@ static void handle_status(struct ws_target *t, pid_t tid, int status,
 			th->interrupt_sent = false;
 			return;
 		}
-		resume_thread(th);
+		resume_thread(t, th);
 		return;
 	case PTRACE_EVENT_CLONE: {
 		unsigned long child = 0;
@@ -303,7 +315,7 @@ static void handle_status(struct ws_target *t, pid_t tid, int status,
 	 * every stop is answered at once. */
 	th->interrupt_sent = false;
 	if (!stopping)
-		resume_thread(th);
+		resume_thread(t, th);
 }
 
 static void drain_events(struct ws_target *t, bool stopping)
@@ -372,7 +384,7 @@ static size_t collect_stopped(struct ws_target *t, ws_thread_visit_fn visit,
 			continue;
 		th->visited = true;
 		if (visit && !th->wanted) {
-			resume_thread(th);
+			resume_thread(t, th);
 			continue;
 		}
 		if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->regs) != 0)
@@ -383,7 +395,7 @@ static size_t collect_stopped(struct ws_target *t, ws_thread_visit_fn visit,
 			continue;
 		uint64_t held = ws_now_ns();
 		visit(th, arg);
-		resume_thread(th);
+		resume_thread(t, th);
 		/* Its registers stay this tick's for the adapter. */
 		th->regs_valid = true;
 		held = ws_now_ns() - held;
@@ -494,7 +506,7 @@ void ws_target_resume_all(struct ws_target *t)
 	for (size_t i = 0; i < t->nthreads; i++) {
 		struct ws_thread *th = &t->threads[i];
 		if (th->run == WS_THREAD_STOPPED)
-			resume_thread(th);
+			resume_thread(t, th);
 	}
 }
 
