@@ -47,7 +47,7 @@ struct ws_options {
 
 enum { WS_DEFAULT_RATE = 100 };
 #define WS_DEFAULT_MAX_PAUSE_MS 1.0
-#define WS_DEFAULT_MAX_CPU_PERCENT 5.0
+#define WS_DEFAULT_MAX_CPU_PERCENT 2.0
 
 /* Parses argv (argv[0] is the program name). On success fills *ret (which
  * points into argv for strings). Errors are WS_ERR_USAGE. */

@@ -33,7 +33,7 @@ Test(cli, record_defaults)
 	cr_expect_str_eq(o.runtime, "auto");
 	cr_expect_eq(o.max_stack, 128 * 1024);
 	cr_expect_eq(o.max_pause, 1.0);
-	cr_expect_eq(o.max_cpu, 5.0);
+	cr_expect_eq(o.max_cpu, 2.0);
 	cr_expect_null(o.output);
 	cr_expect_not(o.quiet);
 	cr_expect_not(o.stop_all);
