@@ -463,8 +463,8 @@ static struct ws_error *walk_array(struct state *s, struct ws_runtime *runtime,
 	return NULL;
 }
 
-static void add_idle_workers(struct state *s, struct ws_runtime *runtime,
-			     struct ws_target *target, struct ws_task_list *out)
+static void add_idle_workers(struct state *s, struct ws_target *target,
+			     struct ws_task_list *out)
 {
 	for (size_t i = 0; i < s->nworkers && i < 64; i++) {
 		const struct worker_info *w = &s->workers[i];
@@ -483,9 +483,11 @@ static void add_idle_workers(struct state *s, struct ws_runtime *runtime,
 		task->thread = w->tid;
 		task->state = WS_STATE_IDLE;
 		task->start = WS_START_THREAD;
-		/* Idle by the registry; its stack is unknown this tick
-		 * (unless the sampler stops it: a live tick). */
-		if (!th->regs_valid && !runtime->live)
+		/* Idle by the registry; its stack is unknown this tick. A
+		 * live tick does not stop an idle worker just to show where
+		 * the scheduler waits: two ptrace stops per worker and tick
+		 * were most of such a tick's cost (~0.1 ms of 0.25). */
+		if (!th->regs_valid)
 			task->start = WS_START_NONE;
 	}
 }
@@ -535,14 +537,14 @@ static struct ws_error *descriptor_list(struct ws_runtime *runtime,
 		err = walk_array(s, runtime, target, bound, limit, out);
 	if (err)
 		return err;
-	add_idle_workers(s, runtime, target, out);
+	add_idle_workers(s, target, out);
 	return NULL;
 }
 
 /* An idle worker's pseudo-task (address 0) read again: the same while its
  * worker still runs no task. */
-static enum ws_reread reread_idle(struct state *s, struct ws_runtime *runtime,
-				  struct ws_target *target, struct ws_task *task)
+static enum ws_reread reread_idle(struct state *s, struct ws_target *target,
+				  struct ws_task *task)
 {
 	for (size_t i = 0; i < s->nworkers; i++) {
 		const struct worker_info *w = &s->workers[i];
@@ -553,8 +555,6 @@ static enum ws_reread reread_idle(struct state *s, struct ws_runtime *runtime,
 		struct ws_thread *th = ws_target_find_thread(target, w->tid);
 		if (!th)
 			return WS_REREAD_GONE;
-		if (!th->regs_valid && !runtime->live)
-			task->start = WS_START_NONE;
 		return WS_REREAD_SAME;
 	}
 	return WS_REREAD_GONE;
@@ -618,8 +618,7 @@ static struct ws_error *descriptor_reread(struct ws_runtime *runtime,
 		k = 0;
 		for (size_t i = first; i < n && i < first + BATCH; i++) {
 			if (!tasks[i].address) {
-				result[i] = reread_idle(s, runtime, target,
-							&tasks[i]);
+				result[i] = reread_idle(s, target, &tasks[i]);
 				continue;
 			}
 			bool ok = ranges[k++].done == size;
