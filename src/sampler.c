@@ -469,7 +469,7 @@ static struct ws_error *unwind_all(struct ws_sampler *s)
 
 /* A tick that holds every thread until all are copied: the registry of a
  * green-thread runtime must be read while nothing runs. */
-static struct ws_error *stopped_tick(struct ws_sampler *s)
+struct ws_error *ws_sampler_stopped_tick(struct ws_sampler *s)
 {
 	struct ws_tick *tick = &s->tick;
 	size_t stopped;
@@ -563,7 +563,7 @@ struct ws_error *ws_sampler_tick(struct ws_sampler *s,
 	else if (s->options.live && s->runtime->live_reads)
 		err = ws_sampler_live_tick(s);
 	else
-		err = stopped_tick(s);
+		err = ws_sampler_stopped_tick(s);
 	if (err)
 		return err;
 	s->ticks++;

@@ -85,5 +85,7 @@ void ws_live_deinit(struct ws_live *live);
 /* A live tick (see sampler_live.c): fills s->tasks and s->snapshots and
  * the tick's pause. */
 struct ws_error *ws_sampler_live_tick(struct ws_sampler *s);
+/* The same holding every thread of the target (sampler.c). */
+struct ws_error *ws_sampler_stopped_tick(struct ws_sampler *s);
 
 #endif

@@ -281,8 +281,13 @@ struct ws_error *ws_sampler_live_tick(struct ws_sampler *s)
 	ws_task_list_clear(&s->tasks);
 	struct ws_error *err = rt->ops->list_tasks(rt, s->target, limit,
 						   &s->tasks);
-	if (err)
-		goto out;
+	if (err) {
+		/* Read while it changed (a registry array freed as it
+		 * grew): this tick holds every thread instead. */
+		ws_error_destroy(err);
+		rt->live = false;
+		return ws_sampler_stopped_tick(s);
+	}
 	if (limit && s->tasks.n > limit)
 		ws_sampler_subsample(s, limit);
 	size_t all = s->tasks.n;
