@@ -87,6 +87,10 @@ struct ws_error *ws_sampler_create(struct ws_target *target,
 		s->options.stop_timeout_ns = WS_DEFAULT_STOP_TIMEOUT_NS;
 	ws_snapshot_set_init(&s->snapshots, target->pid);
 	ws_live_init(&s->live, target->pid);
+	/* One slot per task up to 4096 tasks; WALLSPY_NO_STACK_CACHE turns
+	 * it off (to compare). */
+	if (!getenv("WALLSPY_NO_STACK_CACHE"))
+		s->stack_cache = ws_stack_cache_create(4096);
 	s->ns_per_task = 2000; /* a first guess; measured from the first tick */
 	s->unwind_ns_per_task = 10000;
 	ws_random_seed(&s->rng, ws_now_ns());
@@ -124,6 +128,8 @@ void ws_sampler_destroy(struct ws_sampler *s)
 			fprintf(stderr, " %s %.3f ms", phase_names[i],
 				(double)s->phase_ns[i] / (double)s->ticks / 1e6);
 		fputc('\n', stderr);
+		fprintf(stderr, "wallspy: unwinds reused %" PRIu64 "\n",
+			s->unwinds_reused);
 		if (s->live.ticks)
 			fprintf(stderr, "wallspy: live ticks %" PRIu64 ", tasks read %" PRIu64 ", ended while read %" PRIu64 ", read again stopped %" PRIu64 "\n",
 				s->live.ticks, s->live.tasks_listed,
@@ -135,6 +141,7 @@ void ws_sampler_destroy(struct ws_sampler *s)
 	ws_task_list_deinit(&s->tasks);
 	ws_snapshot_set_deinit(&s->snapshots);
 	ws_live_deinit(&s->live);
+	ws_stack_cache_destroy(s->stack_cache);
 	free(s->pcs);
 	free(s->alt_pcs);
 	free(s->tick.tasks);
@@ -163,10 +170,19 @@ static struct ws_frame *reserve_frames(struct ws_sampler *s, size_t used,
 	return s->tick.frames + used;
 }
 
+/* The target's code or unwind tables may have changed: no unwind of an
+ * earlier tick may be reused. */
+static void forget_unwinds(struct ws_sampler *s)
+{
+	if (s->stack_cache)
+		ws_stack_cache_clear(s->stack_cache);
+}
+
 /* After exec the old program's debug info and unwind caches are wrong. */
 static struct ws_error *reopen_after_exec(struct ws_sampler *s)
 {
 	s->target->exec_seen = false;
+	forget_unwinds(s);
 	ws_symbols_destroy(s->symbols);
 	s->symbols = NULL;
 	ws_unwinder_destroy(s->unwinder);
@@ -339,6 +355,7 @@ static bool refresh_modules(struct ws_sampler *s)
 		ws_error_destroy(err);
 		return false;
 	}
+	forget_unwinds(s);
 	return true;
 }
 
@@ -390,6 +407,33 @@ static struct ws_error *synthetic_stack(struct ws_sampler *s,
 	return NULL;
 }
 
+/* unwind_checked, or the same task's last unwind when its snapshot is
+ * identical (a parked task: same registers, same stack bytes). */
+static size_t unwind_cached(struct ws_sampler *s, uint64_t task_id,
+			    const struct ws_snapshot *snap,
+			    const char **stop_reason, bool *maps_reloaded)
+{
+	uint64_t key = s->stack_cache ? ws_stack_cache_key(snap) : 0;
+	size_t n = key ? ws_stack_cache_get(s->stack_cache, task_id, key,
+					    s->pcs, s->options.max_frames,
+					    stop_reason)
+		       : 0;
+	if (n) {
+		s->unwinds_reused++;
+		return n;
+	}
+	bool reloaded_before = *maps_reloaded;
+	n = unwind_checked(s, snap, stop_reason, maps_reloaded);
+	/* An unwind that reloaded the map may have seen a module change:
+	 * everything cached before it goes, this one stays. */
+	if (*maps_reloaded && !reloaded_before)
+		forget_unwinds(s);
+	if (key)
+		ws_stack_cache_put(s->stack_cache, task_id, key, s->pcs, n,
+				   *stop_reason);
+	return n;
+}
+
 static struct ws_error *unwind_all(struct ws_sampler *s)
 {
 	struct ws_tick *tick = &s->tick;
@@ -416,8 +460,8 @@ static struct ws_error *unwind_all(struct ws_sampler *s)
 			      !tt->task->error))
 				tt->error = snap->error;
 		} else {
-			npcs = unwind_checked(s, snap, &stop_reason,
-					      &maps_reloaded);
+			npcs = unwind_cached(s, tt->task->id, snap,
+					     &stop_reason, &maps_reloaded);
 			if (npcs == 0)
 				tt->error = stop_reason ? stop_reason
 							: "empty stack";

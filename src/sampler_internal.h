@@ -14,6 +14,7 @@
 #include "ws_runtime.h"
 #include "ws_sampler.h"
 #include "ws_snapshot.h"
+#include "ws_stack_cache.h"
 #include "ws_unwind.h"
 
 /* A live tick's scratch, reused across ticks, and its counts: each task's
@@ -66,6 +67,9 @@ struct ws_sampler {
 	 * (printed at the end when WALLSPY_DEBUG_PAUSE is set). */
 	uint64_t phase_ns[4];
 	struct ws_live live;
+	/* Unwinds of unchanged stacks, reused (NULL: off). */
+	struct ws_stack_cache *stack_cache;
+	uint64_t unwinds_reused;
 };
 
 

@@ -16,7 +16,9 @@
  *
  * A recording of go_fidelity's parked goroutines, live and with
  * --stop-all, must show each goroutine at exactly the stack `dump` (itself
- * checked against Go's own traceback in test_e2e_go.c) prints for it.
+ * checked against Go's own traceback in test_e2e_go.c) prints for it, at
+ * every tick, also when the tick reuses the last tick's unwind of an
+ * unchanged stack (most ticks).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,8 +307,17 @@ static void check_fidelity_recording(const char *const *extra)
 		opts[nopts++] = extra[i];
 	opts[nopts] = NULL;
 	const char *err;
+	/* The parked goroutines' stacks never change: after the first
+	 * tick their unwinds are reused (ws_stack_cache), and must still
+	 * match the dump. */
+	setenv("WALLSPY_DEBUG_PAUSE", "1", 1);
 	char *text = attach_folded(pid, "1", opts, &err);
+	unsetenv("WALLSPY_DEBUG_PAUSE");
 	long ticks = summary_ticks(err);
+	const char *reused = strstr(err, "unwinds reused ");
+	cr_assert_not_null(reused, "no reuse count in: %s", err);
+	cr_assert_gt(atol(reused + strlen("unwinds reused ")), 100 * ticks / 2,
+		     "few unwinds reused: %s", reused);
 	const cJSON *task;
 	int checked = 0, bad = 0;
 

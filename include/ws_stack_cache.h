@@ -1,0 +1,49 @@
+/*
+ * ws_stack_cache: the unwind of a stack that did not change since the last
+ * tick, kept per task. A parked task's saved registers and stack bytes stay
+ * the same tick after tick, and so does its unwind: the sampler hashes
+ * what an unwind reads from the snapshot (registers, the copied stack, its
+ * bounds) and, when a task's hash is the one of its last sample, reuses
+ * that sample's return addresses instead of unwinding again. Unwind tables
+ * and code are the rest of an unwind's input: clear the cache whenever the
+ * target's modules change.
+ *
+ * Direct-mapped by task id: a task whose slot another task took is simply
+ * unwound again. Stacks deeper than WS_STACK_CACHE_FRAMES are not kept.
+ */
+#ifndef WS_STACK_CACHE_H
+#define WS_STACK_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ws_snapshot.h"
+#include "ws_unwind.h"
+
+enum { WS_STACK_CACHE_FRAMES = 64 };
+
+struct ws_stack_cache;
+
+/* NULL when out of memory (the sampler then unwinds everything). */
+struct ws_stack_cache *ws_stack_cache_create(size_t slots);
+void ws_stack_cache_destroy(struct ws_stack_cache *cache);
+void ws_stack_cache_clear(struct ws_stack_cache *cache);
+
+/* A 64-bit hash of everything in `snap` an unwind depends on. */
+uint64_t ws_stack_cache_key(const struct ws_snapshot *snap);
+
+/* The unwind stored for (task_id, key): copies its return addresses to
+ * pcs[0..max) and returns their count, with *stop_reason as stored; 0 when
+ * there is none (an empty unwind is never stored). */
+size_t ws_stack_cache_get(struct ws_stack_cache *cache, uint64_t task_id,
+			  uint64_t key, struct ws_pc *pcs, size_t max,
+			  const char **stop_reason);
+
+/* Stores an unwind (n >= 1; deeper ones than WS_STACK_CACHE_FRAMES are
+ * dropped). `stop_reason` must be a static string or NULL. */
+void ws_stack_cache_put(struct ws_stack_cache *cache, uint64_t task_id,
+			uint64_t key, const struct ws_pc *pcs, size_t n,
+			const char *stop_reason);
+
+#endif

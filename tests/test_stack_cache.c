@@ -1,0 +1,133 @@
+/*
+ * Unit tests of ws_stack_cache: an unwind is reused only for the same task
+ * with a snapshot identical in everything an unwind reads (registers, the
+ * copied stack bytes, their place and bounds).
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "ws_stack_cache.h"
+
+static uint8_t stack_bytes[4096 + 3];
+
+static struct ws_snapshot snapshot(size_t size)
+{
+	struct ws_snapshot s;
+
+	memset(&s, 0, sizeof(s));
+	for (size_t i = 0; i < sizeof(stack_bytes); i++)
+		stack_bytes[i] = (uint8_t)(i * 7 + 1);
+	s.regs.valid = (1u << WS_REG_RIP) | (1u << WS_REG_RSP) | (1u << WS_REG_RBP);
+	s.regs.value[WS_REG_RIP] = 0x401000;
+	s.regs.value[WS_REG_RSP] = 0x7ffd0000;
+	s.regs.value[WS_REG_RBP] = 0x7ffd0040;
+	s.stack_start = 0x7ffd0000;
+	s.stack_size = size;
+	s.stack = stack_bytes;
+	s.stack_lo = 0x7ff00000;
+	s.stack_hi = 0x7ffd0000 + size;
+	return s;
+}
+
+Test(stack_cache, key_covers_every_input)
+{
+	struct ws_snapshot a = snapshot(sizeof(stack_bytes));
+	uint64_t k = ws_stack_cache_key(&a);
+
+	cr_assert_neq(k, 0);
+	cr_assert_eq(ws_stack_cache_key(&a), k, "not deterministic");
+
+	/* Every byte counts, also in the tail that is not a whole word. */
+	size_t positions[] = { 0, 8, 2047, 4095, 4096, 4098 };
+	for (size_t i = 0; i < sizeof(positions) / sizeof(positions[0]); i++) {
+		stack_bytes[positions[i]] ^= 1;
+		cr_expect_neq(ws_stack_cache_key(&a), k, "byte %zu ignored", positions[i]);
+		stack_bytes[positions[i]] ^= 1;
+	}
+	struct ws_snapshot b = a;
+	b.regs.value[WS_REG_RBP]++;
+	cr_expect_neq(ws_stack_cache_key(&b), k, "rbp ignored");
+	b = a;
+	b.regs.valid |= 1u << WS_REG_RBX;
+	cr_expect_neq(ws_stack_cache_key(&b), k, "valid mask ignored");
+	b = a;
+	b.pc_exact = true;
+	cr_expect_neq(ws_stack_cache_key(&b), k, "pc_exact ignored");
+	b = a;
+	b.truncated = true;
+	cr_expect_neq(ws_stack_cache_key(&b), k, "truncation ignored");
+	b = a;
+	b.stack_size--;
+	cr_expect_neq(ws_stack_cache_key(&b), k, "size ignored");
+	b = a;
+	b.stack_hi += 8;
+	cr_expect_neq(ws_stack_cache_key(&b), k, "bounds ignored");
+	/* An invalid register's stale value does not count. */
+	b = a;
+	b.regs.value[WS_REG_R12] = 1234;
+	cr_expect_eq(ws_stack_cache_key(&b), k, "invalid register counted");
+	/* An empty copy hashes without reading the stack. */
+	b = a;
+	b.stack_size = 0;
+	b.stack = NULL;
+	cr_expect_neq(ws_stack_cache_key(&b), 0);
+}
+
+Test(stack_cache, reuse_only_same_task_same_key)
+{
+	struct ws_stack_cache *c = ws_stack_cache_create(16);
+	struct ws_pc pcs[4] = { { 0x401000, false }, { 0x402000, true },
+				{ 0x403000, true }, { 0x404000, true } };
+	struct ws_pc out[8];
+	const char *reason = "x";
+
+	cr_assert_not_null(c);
+	cr_assert_eq(ws_stack_cache_get(c, 7, 99, out, 8, &reason), 0, "empty cache hit");
+	ws_stack_cache_put(c, 7, 99, pcs, 4, "stack deeper than --max-stack");
+	cr_assert_eq(ws_stack_cache_get(c, 7, 99, out, 8, &reason), 4);
+	cr_expect_eq(memcmp(out, pcs, sizeof(pcs)), 0);
+	cr_expect_str_eq(reason, "stack deeper than --max-stack");
+	cr_expect_eq(ws_stack_cache_get(c, 7, 98, out, 8, &reason), 0, "other key hit");
+	cr_expect_eq(ws_stack_cache_get(c, 8, 99, out, 8, &reason), 0, "other task hit");
+	cr_expect_eq(ws_stack_cache_get(c, 7, 99, out, 3, &reason), 0,
+		     "an unwind longer than the caller's room");
+	/* A new unwind of the task replaces the old one. */
+	ws_stack_cache_put(c, 7, 100, pcs, 2, NULL);
+	cr_expect_eq(ws_stack_cache_get(c, 7, 99, out, 8, &reason), 0);
+	cr_expect_eq(ws_stack_cache_get(c, 7, 100, out, 8, &reason), 2);
+	cr_expect_null(reason);
+	ws_stack_cache_clear(c);
+	cr_expect_eq(ws_stack_cache_get(c, 7, 100, out, 8, &reason), 0, "clear kept it");
+	ws_stack_cache_destroy(c);
+}
+
+Test(stack_cache, empty_and_deep_unwinds_are_not_kept)
+{
+	struct ws_stack_cache *c = ws_stack_cache_create(4);
+	struct ws_pc deep[WS_STACK_CACHE_FRAMES + 1];
+	struct ws_pc out[WS_STACK_CACHE_FRAMES + 1];
+	const char *reason;
+
+	memset(deep, 0, sizeof(deep));
+	ws_stack_cache_put(c, 1, 5, deep, 0, NULL);
+	cr_expect_eq(ws_stack_cache_get(c, 1, 5, out, 8, &reason), 0);
+	ws_stack_cache_put(c, 1, 6, deep, WS_STACK_CACHE_FRAMES + 1, NULL);
+	cr_expect_eq(ws_stack_cache_get(c, 1, 6, out, WS_STACK_CACHE_FRAMES + 1, &reason), 0);
+	ws_stack_cache_put(c, 1, 7, deep, WS_STACK_CACHE_FRAMES, NULL);
+	cr_expect_eq(ws_stack_cache_get(c, 1, 7, out, WS_STACK_CACHE_FRAMES, &reason),
+		     WS_STACK_CACHE_FRAMES);
+	ws_stack_cache_destroy(c);
+}
+
+Test(stack_cache, tasks_sharing_a_slot_evict_each_other)
+{
+	struct ws_stack_cache *c = ws_stack_cache_create(1);
+	struct ws_pc pc = { 0x401000, false }, out[1];
+	const char *reason;
+
+	ws_stack_cache_put(c, 1, 11, &pc, 1, NULL);
+	ws_stack_cache_put(c, 2, 22, &pc, 1, NULL);
+	cr_expect_eq(ws_stack_cache_get(c, 1, 11, out, 1, &reason), 0);
+	cr_expect_eq(ws_stack_cache_get(c, 2, 22, out, 1, &reason), 1);
+	ws_stack_cache_destroy(c);
+}
