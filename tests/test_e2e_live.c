@@ -14,11 +14,12 @@
  * unwinds; measured when this test was written by zeroing the version).
  * With it, every parked sample must be one whole chain.
  *
- * A recording of go_fidelity's parked goroutines, live and with
- * --stop-all, must show each goroutine at exactly the stack `dump` (itself
- * checked against Go's own traceback in test_e2e_go.c) prints for it, at
- * every tick, also when the tick reuses the last tick's unwind of an
- * unchanged stack (most ticks).
+ * A recording of go_fidelity's parked goroutines and of greenrt_parked's
+ * parked tasks, live and with --stop-all, must show each task at exactly
+ * the stack `dump` prints for it (itself checked against Go's own
+ * traceback in test_e2e_go.c and against greenrt_parked's truth table in
+ * test_e2e_green.c), at every tick, also when a tick reuses the last
+ * tick's unwind of an unchanged stack (greenrt: most ticks).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,19 +287,40 @@ static void dump_chain(const cJSON *task, char *buf, size_t size)
 	}
 }
 
-/* Every parked goroutine of the dump is, in a --group-by task recording,
- * sampled at (nearly) every tick and always at the dump's own stack. */
-static void check_fidelity_recording(const char *const *extra)
+/* A target under test: its pid, and what to expect of its recording. */
+struct parked_target {
+	pid_t pid;
+	int min_parked;          /* parked tasks the dump must list */
+	bool expect_reuse;       /* unwinds of unchanged stacks reused */
+};
+
+static struct parked_target start_go_fidelity(void)
 {
 	char *argv[] = { (char *)need_fixture("go/go_fidelity"),
 			 (char *)e2e_path(e2e_tmpdir(), "go.txt"), NULL };
 	struct e2e_spawn_opts spawn = { .pipe_stdout = true };
 	struct e2e_proc proc = e2e_spawn(argv, &spawn);
-	pid_t pid = proc.pid;
 	char ready[64];
 
-	snprintf(ready, sizeof(ready), "ready pid=%d", pid);
+	snprintf(ready, sizeof(ready), "ready pid=%d", proc.pid);
 	cr_assert(e2e_wait_line(proc.out_fd, ready, 30000), "no '%s'", ready);
+	/* Go stacks unwind faster than they hash: no reuse for Go. */
+	return (struct parked_target){ proc.pid, 100, false };
+}
+
+static struct parked_target start_greenrt_parked(void)
+{
+	need_fixture("greenrt/greenrt_parked");
+	pid_t pid = e2e_start_fixture("greenrt/greenrt_parked", NULL, "ready", 20000);
+	return (struct parked_target){ pid, 7, true };
+}
+
+/* Every parked task of the dump is, in a --group-by task recording,
+ * sampled at (nearly) every tick and always at the dump's own stack. */
+static void check_recording_matches_dump(struct parked_target t,
+					 const char *const *extra)
+{
+	pid_t pid = t.pid;
 	cJSON *dump = dump_json(pid);
 	const char *opts[8] = { "--group-by", "task", "--max-cpu", "0" };
 	int nopts = 4;
@@ -307,8 +329,8 @@ static void check_fidelity_recording(const char *const *extra)
 		opts[nopts++] = extra[i];
 	opts[nopts] = NULL;
 	const char *err;
-	/* The parked goroutines' stacks never change: after the first
-	 * tick their unwinds are reused (ws_stack_cache), and must still
+	/* The parked tasks' stacks never change: after the first tick a C
+	 * runtime's unwinds are reused (ws_stack_cache), and must still
 	 * match the dump. */
 	setenv("WALLSPY_DEBUG_PAUSE", "1", 1);
 	char *text = attach_folded(pid, "1", opts, &err);
@@ -316,8 +338,10 @@ static void check_fidelity_recording(const char *const *extra)
 	long ticks = summary_ticks(err);
 	const char *reused = strstr(err, "unwinds reused ");
 	cr_assert_not_null(reused, "no reuse count in: %s", err);
-	cr_assert_gt(atol(reused + strlen("unwinds reused ")), 100 * ticks / 2,
-		     "few unwinds reused: %s", reused);
+	if (t.expect_reuse)
+		cr_assert_gt(atol(reused + strlen("unwinds reused ")),
+			     (long)t.min_parked * ticks / 2,
+			     "few unwinds reused: %s", reused);
 	const cJSON *task;
 	int checked = 0, bad = 0;
 
@@ -332,17 +356,24 @@ static void check_fidelity_recording(const char *const *extra)
 		    !cJSON_IsNull(cJSON_GetObjectItem(task, "error")))
 			continue;
 		dump_chain(task, want, sizeof(want));
-		snprintf(prefix, sizeof(prefix), "task %ld;", id);
+		/* The group's name: "task ID" or "task ID \"NAME\"". */
+		snprintf(prefix, sizeof(prefix), "task %ld", id);
 		for (const char *line = text; line && *line;
 		     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
 			size_t len = strcspn(line, "\n");
-			if (strncmp(line, prefix, strlen(prefix)) != 0)
+			size_t plen = strlen(prefix);
+			if (strncmp(line, prefix, plen) != 0 ||
+			    (line[plen] != ';' && line[plen] != ' '))
 				continue;
+			const char *first = memchr(line, ';', len);
+			if (!first)
+				continue;
+			size_t skip = (size_t)(first + 1 - line);
 			char copy[9000];
 			if (len >= sizeof(copy))
 				len = sizeof(copy) - 1;
-			memcpy(copy, line + strlen(prefix), len - strlen(prefix));
-			copy[len - strlen(prefix)] = '\0';
+			memcpy(copy, line + skip, len - skip);
+			copy[len - skip] = '\0';
 			char *stack;
 			long count;
 			cr_assert(split_folded(copy, &stack, &count), "bad line");
@@ -359,26 +390,39 @@ static void check_fidelity_recording(const char *const *extra)
 		checked++;
 		if (other || total < ticks * 9 / 10) {
 			bad++;
-			cr_log_error("goroutine %ld: %ld samples in %ld ticks, %ld not at the dump's stack\n"
+			cr_log_error("task %ld: %ld samples in %ld ticks, %ld not at the dump's stack\n"
 				     "    dump:     %s\n    recorded: %s",
 				     id, total, ticks, other, want, other_text);
 		}
 	}
-	cr_log_info("%d parked goroutines checked over %ld ticks", checked, ticks);
-	cr_assert_gt(checked, 100, "only %d parked goroutines in the dump", checked);
-	cr_assert_eq(bad, 0, "%d of %d goroutines recorded unlike the dump", bad, checked);
+	cr_log_info("%d parked tasks checked over %ld ticks", checked, ticks);
+	cr_assert_geq(checked, t.min_parked, "only %d parked tasks in the dump", checked);
+	cr_assert_eq(bad, 0, "%d of %d tasks recorded unlike the dump", bad, checked);
 	e2e_check_healthy_then_stop(pid);
 }
 
 Test(e2e_live, go_fidelity_live_recording_matches_dump, .timeout = 120,
      .fini = e2e_cleanup)
 {
-	check_fidelity_recording(NULL);
+	check_recording_matches_dump(start_go_fidelity(), NULL);
 }
 
 Test(e2e_live, go_fidelity_stop_all_recording_matches_dump, .timeout = 120,
      .fini = e2e_cleanup)
 {
 	const char *const extra[] = { "--stop-all", NULL };
-	check_fidelity_recording(extra);
+	check_recording_matches_dump(start_go_fidelity(), extra);
+}
+
+Test(e2e_live, greenrt_parked_live_recording_matches_dump, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	check_recording_matches_dump(start_greenrt_parked(), NULL);
+}
+
+Test(e2e_live, greenrt_parked_stop_all_recording_matches_dump, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	const char *const extra[] = { "--stop-all", NULL };
+	check_recording_matches_dump(start_greenrt_parked(), extra);
 }
