@@ -1,7 +1,8 @@
 /*
  * ws_debugcache: a persistent cache of uncompressed copies of ELF files
  * whose DWARF is compressed (SHF_COMPRESSED .debug_* sections), keyed by
- * build-id, so libdw maps the DWARF instead of inflating it on every run
+ * build-id (a Go program's Go build ID note when it has no GNU build-id),
+ * so libdw maps the DWARF instead of inflating it on every run
  * (Debian 12's libc6-dbg: ~35 ms of zlib per run; perf's ~/.debug and
  * debuginfod's client cache work the same way).
  *

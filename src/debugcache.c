@@ -34,9 +34,10 @@ struct ws_debugcache {
  * lookup tries DIR/.build-id/xx/rest.debug first. */
 static const char debug_root[] = "/usr/lib/debug";
 
-/* A build-id is at most 64 bytes in practice (SHA-256 is 32); anything
- * longer is not worth a file name. */
-enum { MAX_BUILD_ID = 64 };
+/* A GNU build-id is at most 64 bytes in practice (SHA-256 is 32); Go's
+ * build ID note is 83 (its actionID/contentID string); anything longer is
+ * not worth a file name. */
+enum { MAX_BUILD_ID = 100 };
 
 /* ---- logging: silent unless asked, one line per decision ---- */
 
@@ -193,6 +194,51 @@ static bool uncompressed_size(Elf_Scn *scn, const GElf_Shdr *shdr,
 	return true;
 }
 
+/* The note section `name` whose first note has owner `owner` and type
+ * `type`: its descriptor, or -1. */
+static ssize_t find_note(Elf *elf, const char *name, const char *owner,
+			 uint32_t type, const void **desc)
+{
+	size_t shstrndx;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return -1;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		const char *sname;
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE ||
+		    !(sname = elf_strptr(elf, shstrndx, shdr.sh_name)) ||
+		    strcmp(sname, name) != 0)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		GElf_Nhdr nhdr;
+		size_t name_off, desc_off;
+		if (!data || gelf_getnote(data, 0, &nhdr, &name_off, &desc_off) == 0)
+			return -1;
+		/* Go pads its owner name with NULs ("Go\0\0", namesz 4). */
+		if (nhdr.n_type != type ||
+		    nhdr.n_namesz < strlen(owner) + 1 ||
+		    memcmp((const char *)data->d_buf + name_off, owner,
+			   strlen(owner) + 1) != 0)
+			return -1;
+		*desc = (const char *)data->d_buf + desc_off;
+		return (ssize_t)nhdr.n_descsz;
+	}
+	return -1;
+}
+
+/* What tells this file's version apart: its GNU build-id, or for a Go
+ * program (which has none) the Go build ID note, a hash of its inputs and
+ * contents. */
+static ssize_t file_id(Elf *elf, const void **id)
+{
+	ssize_t len = dwelf_elf_gnu_build_id(elf, id);
+	if (len > 0)
+		return len;
+	/* cmd/go writes it as note type 4, owner "Go". */
+	return find_note(elf, ".note.go.buildid", "Go", 4, id);
+}
+
 static bool fits(uint64_t offset, uint64_t size, uint64_t file_size)
 {
 	return offset <= file_size && size <= file_size - offset;
@@ -222,7 +268,7 @@ static struct ws_error *check_copy(int fd, Elf *orig, const void *build_id,
 		why = "not an ELF file of the original's class";
 		goto out;
 	}
-	if (dwelf_elf_gnu_build_id(elf, &id) != (ssize_t)build_id_len ||
+	if (file_id(elf, &id) != (ssize_t)build_id_len ||
 	    memcmp(id, build_id, build_id_len) != 0) {
 		why = "build-id differs";
 		goto out;
@@ -503,7 +549,7 @@ struct ws_error *ws_debugcache_get(struct ws_debugcache *cache, int fd,
 			err = elf_fail("section headers");
 		goto out;
 	}
-	id_len = dwelf_elf_gnu_build_id(orig, &id);
+	id_len = file_id(orig, &id);
 	if (id_len <= 0 || id_len > MAX_BUILD_ID) {
 		/* Without a build-id nothing tells two versions apart. */
 		err = ws_error_create(WS_ERR_OTHER, "no build-id");

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -505,4 +506,53 @@ Test(debugcache, main_file_with_compressed_dwarf, .timeout = 120,
 	assert_same_stacks(reference, cold, "cache off vs cold");
 	assert_same_stacks(cold, warm, "cold vs warm");
 	e2e_check_healthy_then_stop(proc.pid);
+}
+
+/* Go programs have no GNU build-id; their DWARF is compressed by default.
+ * The cache keys them by Go's build ID note (what `go tool buildid`
+ * prints, hex-encoded in the file name). */
+Test(debugcache, go_program_keyed_by_go_build_id, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	const char *program = e2e_path(WS_BUILD_DIR "/fixtures/go", "go_parked_n");
+	if (access(program, X_OK) != 0)
+		cr_skip_test("Go fixture %s not built", program);
+	if (compressed_sections(program) == 0)
+		cr_skip_test("%s has no compressed DWARF", program);
+	char *buildid[] = { "/usr/bin/go", "tool", "buildid", (char *)program, NULL };
+	struct e2e_result res;
+	if (access(buildid[0], X_OK) != 0)
+		cr_skip_test("no %s", buildid[0]);
+	e2e_run(buildid, NULL, 30000, &res);
+	cr_assert_eq(e2e_exit_code(&res), 0, "go tool buildid: %s", res.err);
+	char name[400] = "";
+	size_t len = strcspn(res.out, "\n");
+	cr_assert(len > 0 && 2 * len + 5 < sizeof(name), "build ID '%s'", res.out);
+	for (size_t i = 0; i < len; i++)
+		snprintf(name + 2 * i, 3, "%02x", (unsigned char)res.out[i]);
+	strcat(name, ".elf");
+
+	char *argv[] = { (char *)program, "16", NULL };
+	struct e2e_spawn_opts opts = { .pipe_stdout = true };
+	struct e2e_proc proc = e2e_spawn(argv, &opts);
+	char ready[64];
+	snprintf(ready, sizeof(ready), "ready pid=%d", proc.pid);
+	cr_assert(e2e_wait_line(proc.out_fd, ready, 30000), "no '%s'", ready);
+	dump(proc.pid, "off", false);
+	char *reference = dump(proc.pid, "off", false);
+	cr_assert(strstr(reference, ".go:"), "no file:line from Go's DWARF:\n%s",
+		  reference);
+
+	const char *dir = e2e_path(e2e_tmpdir(), "cache");
+	char *cold = dump(proc.pid, dir, false);
+	const char *file = e2e_path(dir, name);
+	cr_assert(e2e_exists(file), "no %s; the cache holds: %s", file,
+		  e2e_dir_list(dir));
+	cr_assert_eq(compressed_sections(file), 0);
+	char *warm = dump(proc.pid, dir, false);
+	assert_same_stacks(reference, cold, "cache off vs cold");
+	assert_same_stacks(cold, warm, "cold vs warm");
+	cr_assert_eq(kill(proc.pid, SIGTERM), 0);
+	int status;
+	cr_assert(e2e_wait_timeout(proc.pid, 5000, &status));
 }
