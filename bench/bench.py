@@ -81,7 +81,7 @@ MODES = {
         "compute_iters": 1 << 20,
         "compute_threads": 8,
         "compute_parked": 10000,
-        "slowdown_rounds": 5,
+        "slowdown_rounds": 9,
         "cost_tasks": 1000,
         "cost_seconds": (2.0, 8.0),
         "cost_rounds": 3,
