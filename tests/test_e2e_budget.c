@@ -25,17 +25,18 @@ struct shares {
 	double seconds;    /* the recording's duration, from the summary */
 };
 
-static void record(pid_t pid, const char *max_pause, const char *max_cpu,
-		   struct shares *out)
+static void record(pid_t pid, const char *seconds, const char *max_pause,
+		   const char *max_cpu, bool stop_all, struct shares *out)
 {
 	const char *dir = e2e_tmpdir();
 	const char *file = e2e_path(dir, "out.json");
 	char pid_text[32];
 	snprintf(pid_text, sizeof(pid_text), "%d", pid);
-	char *argv[] = { (char *)e2e_wallspy(), "attach", "-d", "3",
+	char *argv[] = { (char *)e2e_wallspy(), "attach", "-d", (char *)seconds,
 			 "--max-pause", (char *)max_pause,
 			 "--max-cpu", (char *)max_cpu, "-o", (char *)file,
-			 pid_text, NULL };
+			 stop_all ? "--stop-all" : pid_text,
+			 stop_all ? pid_text : NULL, NULL };
 	struct e2e_result res;
 	e2e_run(argv, dir, 60000, &res);
 	cr_assert_eq(e2e_exit_code(&res), 0, "stderr: %s", res.err);
@@ -92,11 +93,14 @@ Test(e2e_budget, sampled_profile_matches_unsampled, .timeout = 120,
 	cr_assert(e2e_wait_line(proc.out_fd, ready, 30000), "no ready line");
 
 	struct shares all, sampled, cpu_sampled;
-	record(proc.pid, "0", "0", &all);
-	/* A tenth of a millisecond affords a few dozen of the 4000. */
-	record(proc.pid, "0.1", "0", &sampled);
-	/* So does 1 % of a core at 100 Hz (100 us a tick). */
-	record(proc.pid, "0", "1", &cpu_sampled);
+	record(proc.pid, "3", "0", "0", false, &all);
+	/* A tenth of a millisecond affords 32 of the 4000 (the pause budget
+	 * applies to ticks that stop the target): ~4800 samples per chain
+	 * in 6 s, so 5 % is 4 standard errors of the binomial share. */
+	record(proc.pid, "6", "0.1", "0", true, &sampled);
+	/* 2 % of a core at 100 Hz (200 us a tick) affords about 100 with
+	 * live ticks: ~7500 samples per chain in 3 s. */
+	record(proc.pid, "3", "0", "2", false, &cpu_sampled);
 
 	/* Unsampled: every goroutine every tick, a quarter per chain. */
 	for (int c = 0; c < 4; c++) {
@@ -120,7 +124,7 @@ Test(e2e_budget, sampled_profile_matches_unsampled, .timeout = 120,
 		double ac = all.chain[c] / all.seconds;
 		double cc = cpu_sampled.chain[c] / cpu_sampled.seconds;
 		cr_expect(fabs(cc - ac) <= 0.05 * ac,
-			  "--max-cpu 1: chain %s: %.0f goroutines per second vs %.0f unsampled",
+			  "--max-cpu 2: chain %s: %.0f goroutines per second vs %.0f unsampled",
 			  chain_leaf[c], cc, ac);
 	}
 }
