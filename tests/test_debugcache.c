@@ -465,6 +465,21 @@ Test(debugcache, unsafe_directory_is_not_used, .timeout = 120,
 /* A program whose own DWARF is compressed (as with gcc -gz): a copy of
  * threads_blocked compressed by eu-elfcompress. Its frames keep their
  * file:line, from BUILDID.elf. */
+/* Dumps pid twice with the cache in `dir` (cold, then warm): the first must
+ * write `name` there, uncompressed, and both must match `reference`. */
+static void check_cold_warm(pid_t pid, const char *dir, const char *name,
+			    const char *reference)
+{
+	char *cold = dump(pid, dir, false);
+	const char *file = e2e_path(dir, name);
+	cr_assert(e2e_exists(file), "no %s; the cache holds: %s", file,
+		  e2e_dir_list(dir));
+	cr_assert_eq(compressed_sections(file), 0);
+	char *warm = dump(pid, dir, false);
+	assert_same_stacks(reference, cold, "cache off vs cold");
+	assert_same_stacks(cold, warm, "cold vs warm");
+}
+
 Test(debugcache, main_file_with_compressed_dwarf, .timeout = 120,
      .fini = e2e_cleanup)
 {
@@ -494,17 +509,9 @@ Test(debugcache, main_file_with_compressed_dwarf, .timeout = 120,
 	cr_assert(strstr(reference, "threads_blocked.c:"),
 		  "no file:line from the fixture's DWARF:\n%s", reference);
 
-	const char *dir = e2e_path(tmp, "cache");
-	char *cold = dump(proc.pid, dir, false);
 	char name[200];
 	snprintf(name, sizeof(name), "%s.elf", id);
-	const char *file = e2e_path(dir, name);
-	cr_assert(e2e_exists(file), "no %s; the cache holds: %s", file,
-		  e2e_dir_list(dir));
-	cr_assert_eq(compressed_sections(file), 0);
-	char *warm = dump(proc.pid, dir, false);
-	assert_same_stacks(reference, cold, "cache off vs cold");
-	assert_same_stacks(cold, warm, "cold vs warm");
+	check_cold_warm(proc.pid, e2e_path(tmp, "cache"), name, reference);
 	e2e_check_healthy_then_stop(proc.pid);
 }
 
@@ -543,15 +550,8 @@ Test(debugcache, go_program_keyed_by_go_build_id, .timeout = 120,
 	cr_assert(strstr(reference, ".go:"), "no file:line from Go's DWARF:\n%s",
 		  reference);
 
-	const char *dir = e2e_path(e2e_tmpdir(), "cache");
-	char *cold = dump(proc.pid, dir, false);
-	const char *file = e2e_path(dir, name);
-	cr_assert(e2e_exists(file), "no %s; the cache holds: %s", file,
-		  e2e_dir_list(dir));
-	cr_assert_eq(compressed_sections(file), 0);
-	char *warm = dump(proc.pid, dir, false);
-	assert_same_stacks(reference, cold, "cache off vs cold");
-	assert_same_stacks(cold, warm, "cold vs warm");
+	check_cold_warm(proc.pid, e2e_path(e2e_tmpdir(), "cache"), name,
+			reference);
 	cr_assert_eq(kill(proc.pid, SIGTERM), 0);
 	int status;
 	cr_assert(e2e_wait_timeout(proc.pid, 5000, &status));
