@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ws_grow.h"
+
 /* ------------------------------------------------------------------------ */
 /* The hash map (struct map in dwtype_internal.h): FNV-1a, linear probing,
  * at most half full. */
@@ -92,21 +94,6 @@ static void map_free(struct map *m, bool owned_keys)
 
 /* ------------------------------------------------------------------------ */
 /* The program and its modules. */
-
-bool dwtype_grow(void **array, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return true;
-	size_t n = *cap ? *cap * 2 : 256;
-	while (n < need)
-		n *= 2;
-	void *p = realloc(*array, n * elem);
-	if (!p)
-		return false;
-	*array = p;
-	*cap = n;
-	return true;
-}
 
 /* Whether a module is the main executable: ET_EXEC, or a PIE (DF_1_PIE, or
  * an interpreter and no soname: libc.so.6 has PT_INTERP too, but a soname). */
@@ -275,7 +262,7 @@ static bool index_die(struct ws_dwtype_program *prog, struct module *m,
 		if (dwtype_map_get(map, scope, 0, name, len, &value))
 			return true;
 	}
-	if (!dwtype_grow((void **)&prog->dies, &prog->dies_cap,
+	if (!ws_grow((void **)&prog->dies, &prog->dies_cap,
 			 prog->ndies + 1, sizeof(*prog->dies)))
 		return false;
 	prog->dies[prog->ndies] = *die;

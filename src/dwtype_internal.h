@@ -32,7 +32,6 @@ bool dwtype_map_put(struct map *m, const void *scope, uint32_t extra,
 		    const char *key, size_t len, size_t value);
 
 /* Grows *array to hold `need` elements of `elem` bytes. */
-bool dwtype_grow(void **array, size_t *cap, size_t need, size_t elem);
 
 enum module_state { MOD_UNINDEXED, MOD_INDEXED, MOD_NO_DWARF };
 

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ws_grow.h"
+
 /* ------------------------------------------------------------------------ */
 /* Types. */
 
@@ -596,7 +598,7 @@ struct ws_error *dwtype_resolve_cached(struct ws_dwtype_program *prog,
 	if (err || prog->npaths >= DWTYPE_PATH_CACHE_MAX)
 		return err;
 	char *key = strndup(path + start, end - start);
-	if (!key || !dwtype_grow((void **)&prog->pathv, &prog->paths_cap,
+	if (!key || !ws_grow((void **)&prog->pathv, &prog->paths_cap,
 				 prog->npaths + 1, sizeof(*prog->pathv)) ||
 	    !dwtype_map_put(&prog->paths, base->die.addr, base->dims_skipped,
 			    key, end - start, prog->npaths)) {

@@ -7,6 +7,7 @@
  * every writer shows the same frames. Formats are the writers' business.
  */
 #include "ws_profile.h"
+#include "ws_grow.h"
 #include "ws_symbols.h"
 
 #include <inttypes.h>
@@ -240,23 +241,6 @@ struct ws_profile {
 	size_t scratch_name_capacity;
 };
 
-static bool grow(void **array, size_t *capacity, size_t needed, size_t size)
-{
-	if (needed <= *capacity)
-		return true;
-	size_t n = *capacity ? *capacity : 16;
-	while (n < needed)
-		n *= 2;
-	if (n > SIZE_MAX / size)
-		return false;
-	void *p = realloc(*array, n * size);
-	if (!p)
-		return false;
-	*array = p;
-	*capacity = n;
-	return true;
-}
-
 struct ws_error *ws_profile_create(enum ws_group_by group_by, double interval,
 				   struct ws_profile **ret)
 {
@@ -353,7 +337,7 @@ static struct ws_error *intern_frame(struct ws_profile *profile,
 
 	if (profile->frame_count >= UINT32_MAX)
 		return ws_error_create(WS_ERR_OTHER, "profile: too many frames");
-	if (!grow((void **)&profile->frames, &profile->frame_capacity,
+	if (!ws_grow((void **)&profile->frames, &profile->frame_capacity,
 		  profile->frame_count + 1, sizeof(*profile->frames)))
 		return &ws_error_nomem;
 
@@ -375,7 +359,7 @@ static struct ws_error *intern_frame(struct ws_profile *profile,
 /* Makes the name scratch buffer hold at least `size` bytes. */
 static bool reserve_name(struct ws_profile *profile, size_t size)
 {
-	return grow((void **)&profile->scratch_name,
+	return ws_grow((void **)&profile->scratch_name,
 		    &profile->scratch_name_capacity, size, 1);
 }
 
@@ -487,9 +471,9 @@ static struct ws_error *intern_stack(struct ws_profile *profile,
 
 	if (profile->stack_count >= UINT32_MAX)
 		return ws_error_create(WS_ERR_OTHER, "profile: too many stacks");
-	if (!grow((void **)&profile->stack_pool, &profile->pool_capacity,
+	if (!ws_grow((void **)&profile->stack_pool, &profile->pool_capacity,
 		  profile->pool_used + depth, sizeof(*profile->stack_pool)) ||
-	    !grow((void **)&profile->stacks, &profile->stack_capacity,
+	    !ws_grow((void **)&profile->stacks, &profile->stack_capacity,
 		  profile->stack_count + 1, sizeof(*profile->stacks)))
 		return &ws_error_nomem;
 	memcpy(profile->stack_pool + profile->pool_used, frames,
@@ -618,7 +602,7 @@ static struct ws_error *find_group(struct ws_profile *profile,
 
 	if (profile->group_count >= UINT32_MAX)
 		return ws_error_create(WS_ERR_OTHER, "profile: too many groups");
-	if (!grow((void **)&profile->groups, &profile->group_capacity,
+	if (!ws_grow((void **)&profile->groups, &profile->group_capacity,
 		  profile->group_count + 1, sizeof(*profile->groups)))
 		return &ws_error_nomem;
 	char *name = group_name(profile->group_by, sample);
@@ -643,11 +627,11 @@ static struct ws_error *append_entry(struct group *group, uint32_t stack,
 				     double weight, size_t *ret)
 {
 	size_t capacity = group->capacity;
-	if (!grow((void **)&group->stacks, &capacity, group->count + 1,
+	if (!ws_grow((void **)&group->stacks, &capacity, group->count + 1,
 		  sizeof(*group->stacks)))
 		return &ws_error_nomem;
 	capacity = group->capacity;
-	if (!grow((void **)&group->weights, &capacity, group->count + 1,
+	if (!ws_grow((void **)&group->weights, &capacity, group->count + 1,
 		  sizeof(*group->weights)))
 		return &ws_error_nomem;
 	group->capacity = capacity;
@@ -712,7 +696,7 @@ struct ws_error *ws_profile_add(struct ws_profile *profile,
 				       sample->time);
 	size_t depth = sample->nframes + 1;
 	if (depth < sample->nframes ||
-	    !grow((void **)&profile->scratch_stack,
+	    !ws_grow((void **)&profile->scratch_stack,
 		  &profile->scratch_stack_capacity, depth,
 		  sizeof(*profile->scratch_stack)))
 		return &ws_error_nomem;

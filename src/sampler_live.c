@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ws_grow.h"
 #include "ws_snapshot.h"
 #include "ws_target.h"
 
@@ -32,21 +33,6 @@ void ws_live_deinit(struct ws_live *live)
 	free(live->rest);
 }
 
-static bool grow(void **p, size_t *capacity, size_t n, size_t size)
-{
-	if (n <= *capacity)
-		return true;
-	size_t cap = *capacity ? *capacity : 64;
-	while (cap < n)
-		cap *= 2;
-	void *q = realloc(*p, cap * size);
-	if (!q)
-		return false;
-	*p = q;
-	*capacity = cap;
-	return true;
-}
-
 /* Per-tick scratch sized for n tasks. */
 static bool live_reserve(struct ws_sampler *s, size_t n)
 {
@@ -59,7 +45,7 @@ static bool live_reserve(struct ws_sampler *s, size_t n)
 		{(void **)&s->live.rest, &s->live.rest_cap, sizeof(*s->live.rest)},
 	};
 	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++)
-		if (!grow(arrays[i].p, arrays[i].cap, n, arrays[i].size))
+		if (!ws_grow(arrays[i].p, arrays[i].cap, n, arrays[i].size))
 			return false;
 	return true;
 }
