@@ -541,25 +541,6 @@ static struct ws_error *descriptor_list(struct ws_runtime *runtime,
 	return NULL;
 }
 
-/* An idle worker's pseudo-task (address 0) read again: the same while its
- * worker still runs no task. */
-static enum ws_reread reread_idle(struct state *s, struct ws_target *target,
-				  struct ws_task *task)
-{
-	for (size_t i = 0; i < s->nworkers; i++) {
-		const struct worker_info *w = &s->workers[i];
-		if (w->tid != task->thread)
-			continue;
-		if (w->current)
-			return WS_REREAD_GONE;
-		struct ws_thread *th = ws_target_find_thread(target, w->tid);
-		if (!th)
-			return WS_REREAD_GONE;
-		return WS_REREAD_SAME;
-	}
-	return WS_REREAD_GONE;
-}
-
 static struct ws_error *descriptor_reread(struct ws_runtime *runtime,
 					  struct ws_target *target,
 					  struct ws_task *tasks, size_t n,
@@ -618,7 +599,8 @@ static struct ws_error *descriptor_reread(struct ws_runtime *runtime,
 		k = 0;
 		for (size_t i = first; i < n && i < first + BATCH; i++) {
 			if (!tasks[i].address) {
-				result[i] = reread_idle(s, target, &tasks[i]);
+				/* An idle worker: no stack to tear. */
+				result[i] = WS_REREAD_SAME;
 				continue;
 			}
 			bool ok = ranges[k++].done == size;

@@ -147,15 +147,9 @@ static struct ws_error *take_running(struct ws_sampler *s, uint64_t *longest)
 	for (size_t k = 0; k < s->live.npending; k++) {
 		if (s->live.pending[k] == SIZE_MAX)
 			continue;
-		struct ws_task *t = &s->tasks.tasks[s->live.pending[k]];
 		struct ws_snapshot *snap = &s->snapshots.snaps[s->live.pending[k]];
 		memset(snap, 0, sizeof(*snap));
 		snap->error = "thread did not stop in time";
-		if (t->state == WS_STATE_IDLE) {
-			/* Idle all the same, as a stopped tick says. */
-			t->start = WS_START_NONE;
-			t->error = NULL;
-		}
 	}
 	return NULL;
 }
