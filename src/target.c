@@ -191,6 +191,17 @@ static void mark_gone(struct ws_target *t, struct ws_thread *th, int status)
 	}
 }
 
+/* Detaches a thread in a ptrace stop, handing it `sig` (0: none); a
+ * group-stopped thread stays stopped, as PTRACE_LISTEN would leave it. */
+static void detach_thread(struct ws_thread *th, int sig)
+{
+	ptrace(PTRACE_DETACH, th->tid, 0, (void *)(long)sig);
+	th->pending_signal = 0;
+	th->regs_valid = false;
+	th->interrupt_sent = false;
+	th->run = WS_THREAD_GONE;
+}
+
 /* A thread whose stop we did not ask for goes straight back to running;
  * or, once the caller wants no more ticks (detach_on_resume), is detached
  * from that stop, which saves stopping it again to detach it. */
@@ -198,13 +209,7 @@ static void resume_thread(struct ws_target *t, struct ws_thread *th)
 {
 	long rc;
 	if (t->detach_on_resume) {
-		/* A group-stopped thread stays stopped, as LISTEN leaves it. */
-		ptrace(PTRACE_DETACH, th->tid, 0,
-		       (void *)(long)th->pending_signal);
-		th->pending_signal = 0;
-		th->regs_valid = false;
-		th->interrupt_sent = false;
-		th->run = WS_THREAD_GONE;
+		detach_thread(th, th->pending_signal);
 		return;
 	}
 	if (th->group_stop)
@@ -709,11 +714,8 @@ void ws_target_detach(struct ws_target *t)
 	ws_target_stop_all(t, 200 * 1000000L, NULL, NULL, &stopped, NULL);
 	for (size_t i = 0; i < t->nthreads; i++) {
 		struct ws_thread *th = &t->threads[i];
-		if (th->run != WS_THREAD_STOPPED)
-			continue;
-		ptrace(PTRACE_DETACH, th->tid, 0,
-		       (void *)(long)th->pending_signal);
-		th->run = WS_THREAD_GONE;
+		if (th->run == WS_THREAD_STOPPED)
+			detach_thread(th, th->pending_signal);
 	}
 	/* Threads that did not stop in time (uninterruptible sleep): detach
 	 * them when they report, for a little longer. */
@@ -731,9 +733,7 @@ void ws_target_detach(struct ws_target *t)
 			struct ws_thread *th = find_thread(t, tid);
 			if (th && WIFSTOPPED(status)) {
 				int sig = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
-				ptrace(PTRACE_DETACH, tid, 0, (void *)(long)sig);
-				th->run = WS_THREAD_GONE;
-				th->interrupt_sent = false;
+				detach_thread(th, sig);
 			} else if (th) {
 				mark_gone(t, th, status);
 			}
