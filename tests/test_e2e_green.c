@@ -1175,8 +1175,12 @@ Test(e2e_green, w2_short_lived_accounting, .timeout = 90,
 Test(e2e_green, w3_compute_share, .timeout = 90, .fini = e2e_cleanup_adopting)
 {
 	const char *opts[] = { NULL };
+	/* ~1 s: with the default CPU budget a tick samples ~40 of the 257
+	 * tasks, so the one channel waiter needs ~100 ticks to show up for
+	 * sure: in 25 ticks it goes unsampled with probability
+	 * (1 - 40/257)^25, about 1.5 %, and a full run of the suite hit it). */
 	const char *target[] = { e2e_fixture("greenrt/greenrt_w3_compute"), "256",
-				 "524288", NULL };
+				 "2097152", NULL };
 	const char *out;
 	double tasks = 0, in_sqrt = 0, channel_waiter = 0;
 
