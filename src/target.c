@@ -392,8 +392,13 @@ static size_t collect_stopped(struct ws_target *t, ws_thread_visit_fn visit,
 			resume_thread(t, th);
 			continue;
 		}
-		if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->regs) != 0)
+		if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->regs) != 0) {
+			/* A rolling tick has no resume_all to come: do not
+			 * leave the thread in its stop. */
+			if (visit)
+				resume_thread(t, th);
 			continue;
+		}
 		th->regs_valid = true;
 		n++;
 		if (!visit)
