@@ -39,6 +39,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
 BENCH_BUILD = os.path.join(BUILD, "bench")
 WALLSPY = os.path.join(BUILD, "wallspy")
+# The Go that builds the bench's Go fixtures, chosen explicitly (a newer Go
+# may come first on PATH): Debian's 1.19, which Debian's Delve 1.20 reads.
+GO = os.environ.get("WS_BENCH_GO", "/usr/lib/go-1.19/bin/go")
 GREENRT_DESCRIPTOR = os.path.join(ROOT, "fixtures", "greenrt", "greenrt.wallspy.json")
 GREENRT_W3 = os.path.join(BUILD, "fixtures", "greenrt", "greenrt_w3_compute")
 PENDING_GO = "pending: wallspy --runtime go not available"
@@ -378,7 +381,7 @@ def build(args):
         "go_workload3_parked": os.path.join(fixtures, "go_workload3_parked.go"),
     }
     for name, source in go_fixtures.items():
-        compile_if_stale(name, [source], ["go", "build", "-o", bench_bin(name), source])
+        compile_if_stale(name, [source], [GO, "build", "-o", bench_bin(name), source])
 
 
 def bench_bin(name):
@@ -1013,7 +1016,7 @@ def machine_meta(mode):
         "tools": {"eu-stack": first_line(["eu-stack", "--version"]),
                   "gdb": first_line(["gdb", "--version"]),
                   "dlv": dlv_version(),
-                  "go": first_line(["go", "version"]),
+                  "go": first_line([GO, "version"]),
                   "cc": first_line(["cc", "--version"])},
     }
 

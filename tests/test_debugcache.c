@@ -526,7 +526,7 @@ Test(debugcache, go_program_keyed_by_go_build_id, .timeout = 120,
 		cr_skip_test("Go fixture %s not built", program);
 	if (compressed_sections(program) == 0)
 		cr_skip_test("%s has no compressed DWARF", program);
-	char *buildid[] = { "/usr/bin/go", "tool", "buildid", (char *)program, NULL };
+	char *buildid[] = { WS_GO, "tool", "buildid", (char *)program, NULL };
 	struct e2e_result res;
 	if (access(buildid[0], X_OK) != 0)
 		cr_skip_test("no %s", buildid[0]);
