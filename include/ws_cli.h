@@ -56,10 +56,6 @@ struct ws_error *ws_cli_parse(int argc, char **argv, struct ws_options *ret);
 /* The --help text. */
 const char *ws_cli_help(void);
 
-/* Entry points of the subcommands; each returns wallspy's exit code. */
-int ws_cmd_record(const struct ws_options *options);
-int ws_cmd_dump(const struct ws_options *options);
-
 /* Prints "wallspy: MESSAGE" (plus the permission hint when relevant) and
  * returns the error's exit code; destroys err. */
 int ws_cli_report(struct ws_error *err);

@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 #include "ws_error.h"
-#include "ws_memory.h"
+#include "ws_remote_memory.h"
 
 struct ws_dwtype_program;
 

@@ -1,5 +1,5 @@
 /*
- * Unit tests of command-line parsing (src/cli.c): options land in the
+ * Unit tests of command-line parsing (src/cmd/cli.c): options land in the
  * struct, defaults hold, and every malformed line is a usage error.
  */
 #include <criterion/criterion.h>

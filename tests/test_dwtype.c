@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "ws_dwtype.h"
-#include "ws_memory.h"
+#include "ws_remote_memory.h"
 
 #define FIXTURE WS_BUILD_DIR "/fixtures/dwtype_structs"
 #define FIXTURE_NODEBUG WS_BUILD_DIR "/fixtures/dwtype_structs_nodebug"

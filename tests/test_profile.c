@@ -1,5 +1,5 @@
 /*
- * Unit tests of the profile (src/profile.c): interning of frames and stacks,
+ * Unit tests of the profile (src/profile/profile.c): interning of frames and stacks,
  * leaf frames, group names, merging and aggregation, and that the weights
  * put in come back out. Samples are built by hand; no process is traced.
  */

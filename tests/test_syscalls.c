@@ -1,6 +1,6 @@
 /*
  * Unit tests of the syscall table and the blocked-in-a-syscall test
- * (src/syscalls.c). Numbers come from <sys/syscall.h>, an independent
+ * (src/target/syscalls.c). Numbers come from <sys/syscall.h>, an independent
  * source from the generated table.
  */
 #include <criterion/criterion.h>

@@ -17,7 +17,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ws_output.h"
+#include "ws_folded.h"
+#include "ws_json_out.h"
+#include "ws_output_file.h"
+#include "ws_speedscope.h"
 #include "ws_profile.h"
 
 static const struct ws_frame leaf_to_main[] = {

@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include "ws_cli.h"
+#include "ws_cmd_dump.h"
 #include "ws_debugcache.h"
 #include "ws_dump.h"
 #include "ws_sampler.h"

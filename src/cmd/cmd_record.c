@@ -16,9 +16,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ws_cli.h"
+#include "ws_cmd_record.h"
 #include "ws_debugcache.h"
-#include "ws_output.h"
+#include "ws_folded.h"
+#include "ws_output_file.h"
+#include "ws_speedscope.h"
 #include "ws_profile.h"
 #include "ws_random.h"
 #include "ws_sampler.h"

@@ -4,7 +4,7 @@
  * NaN). Documents are assembled by the writers; cJSON is for parsing and
  * for small trees only.
  */
-#include "ws_output.h"
+#include "ws_json_out.h"
 
 #include <math.h>
 #include <stdbool.h>

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "ws_dwtype.h"
-#include "ws_memory.h"
+#include "ws_remote_memory.h"
 #include "ws_random.h"
 #include "ws_symbols.h"
 #include "ws_syscalls.h"

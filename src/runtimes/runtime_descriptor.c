@@ -22,7 +22,7 @@
 
 #include "runtime_descriptor_internal.h"
 #include "ws_dwtype.h"
-#include "ws_memory.h"
+#include "ws_remote_memory.h"
 #include "ws_random.h"
 #include "ws_symbols.h"
 #include "ws_syscalls.h"

@@ -1,12 +1,12 @@
 /*
- * ws_memory: reading the target's memory from outside.
+ * ws_remote_memory: reading the target's memory from outside.
  * process_vm_readv-based reads (single, and batched: up to 1024 ranges per
  * system call), with their errors mapped to ws_error, and a tiny reader
  * interface so layers above (DWARF-typed reads, unwinding) can also run
  * against an in-memory image in tests.
  */
-#ifndef WS_MEMORY_H
-#define WS_MEMORY_H
+#ifndef WS_REMOTE_MEMORY_H
+#define WS_REMOTE_MEMORY_H
 
 #include <stddef.h>
 #include <stdint.h>

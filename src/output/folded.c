@@ -6,7 +6,7 @@
  * format stays parseable; file and line are left out, as flamegraph.pl
  * expects.
  */
-#include "ws_output.h"
+#include "ws_folded.h"
 
 #include <errno.h>
 #include <math.h>

@@ -6,7 +6,7 @@
 
 #include <inttypes.h>
 
-#include "ws_output.h"
+#include "ws_json_out.h"
 #include "ws_symbols.h"
 
 static void write_header(FILE *f, const struct ws_tick_task *tt)

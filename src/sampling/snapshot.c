@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ws_memory.h"
+#include "ws_remote_memory.h"
 #include "ws_target.h"
 
 void ws_snapshot_set_init(struct ws_snapshot_set *set, pid_t pid)

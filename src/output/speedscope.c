@@ -5,7 +5,8 @@
  * format is speedscope's file-format-schema.json; tools/validate-speedscope
  * checks our output against it.
  */
-#include "ws_output.h"
+#include "ws_json_out.h"
+#include "ws_speedscope.h"
 
 #include <errno.h>
 #include <stdbool.h>

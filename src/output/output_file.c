@@ -5,7 +5,7 @@
  * nothing), never a truncated profile. "-" writes to standard output
  * directly. What goes into the file is the writers' business.
  */
-#include "ws_output.h"
+#include "ws_output_file.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 
 #include "ws_cli.h"
+#include "ws_cmd_dump.h"
+#include "ws_cmd_record.h"
 
 int main(int argc, char **argv)
 {

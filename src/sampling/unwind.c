@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ws_memory.h"
+#include "ws_remote_memory.h"
 
 enum {
 	PAGE_SIZE_ = 4096,

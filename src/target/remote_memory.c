@@ -1,11 +1,11 @@
 /*
- * Reads of another process's memory with process_vm_readv (see ws_memory.h):
+ * Reads of another process's memory with process_vm_readv (see ws_remote_memory.h):
  * single ranges, batches of up to IOV_MAX ranges per system call, and the
  * ws_memory_reader over a live process. The kernel may stop a transfer early
  * at any page boundary, so every count is checked and the rest retried.
  * No caching here: callers read what they need while the target is stopped.
  */
-#include "ws_memory.h"
+#include "ws_remote_memory.h"
 
 #include <errno.h>
 #include <inttypes.h>
