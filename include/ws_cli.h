@@ -12,6 +12,7 @@
 
 #include "ws_error.h"
 #include "ws_profile.h"
+#include "ws_sampler.h"
 
 enum ws_command {
 	WS_CMD_HELP,
@@ -43,6 +44,8 @@ struct ws_options {
 	bool stop_all;             /* --stop-all: no live ticks */
 	pid_t pid;                 /* attach, dump */
 	char **argv;               /* record: the command, NULL-terminated */
+	/* From the environment (ws_cli_read_environment), not argv. */
+	struct ws_sampler_switches switches;
 };
 
 enum { WS_DEFAULT_RATE = 100 };
@@ -52,6 +55,12 @@ enum { WS_DEFAULT_RATE = 100 };
 /* Parses argv (argv[0] is the program name). On success fills *ret (which
  * points into argv for strings). Errors are WS_ERR_USAGE. */
 struct ws_error *ws_cli_parse(int argc, char **argv, struct ws_options *ret);
+
+/* Reads the diagnostic switches (wallspy(1), ENVIRONMENT:
+ * WALLSPY_UNWINDER, WALLSPY_NO_STEP_CACHE, WALLSPY_NO_STACK_CACHE,
+ * WALLSPY_DEBUG_PAUSE) into options->switches. The only place wallspy
+ * reads them. */
+void ws_cli_read_environment(struct ws_options *options);
 
 /* The --help text. */
 const char *ws_cli_help(void);

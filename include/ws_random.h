@@ -1,11 +1,12 @@
 /*
  * ws_random: a small, fast, non-cryptographic generator (xorshift64) for
- * tick jitter and for picking random subsets of tasks. Not thread-safe;
- * each user keeps its own state.
+ * tick jitter and for picking random subsets of tasks, and the one routine
+ * that picks such a subset. Not thread-safe; each user keeps its own state.
  */
 #ifndef WS_RANDOM_H
 #define WS_RANDOM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct ws_random {
@@ -37,5 +38,11 @@ static inline uint64_t ws_random_below(struct ws_random *r, uint64_t n)
 {
 	return ws_random_next(r) % n;
 }
+
+/* Moves a uniform random sample of k of the n elements of `base` (each
+ * `size` bytes) to its front, in random order (a partial Fisher-Yates
+ * shuffle: k draws and swaps); the rest keep the others. k <= n. */
+void ws_random_sample_front(struct ws_random *r, void *base, size_t n,
+			    size_t k, size_t size);
 
 #endif

@@ -6,9 +6,6 @@
 #ifndef WS_RUNTIME_DESCRIPTOR_H
 #define WS_RUNTIME_DESCRIPTOR_H
 
-#include <stdbool.h>
-#include <sys/types.h>
-
 #include "ws_error.h"
 #include "ws_runtime.h"
 
@@ -26,13 +23,20 @@ struct ws_error *ws_runtime_descriptor_create(const char *text,
 					      struct ws_symbols *symbols,
 					      struct ws_runtime **ret);
 
-/* Reads a descriptor file. */
-struct ws_error *ws_runtime_descriptor_read_file(const char *path, char **ret);
+/* Creates the adapter from the descriptor file at `path` (--runtime FILE).
+ * Errors: those of ws_runtime_descriptor_create; an unreadable file is
+ * WS_ERR_USAGE. */
+struct ws_error *ws_runtime_descriptor_create_from_file(const char *path,
+							struct ws_target *target,
+							struct ws_symbols *symbols,
+							struct ws_runtime **ret);
 
-/* Looks for a descriptor the target carries: the section
+/* For `auto`: a descriptor the target carries (the section
  * .wallspy.descriptor in any loaded module, else a file EXE.wallspy.json
- * beside the executable. On success the caller frees *text and *source. */
-bool ws_runtime_descriptor_find(pid_t pid, struct ws_symbols *symbols,
-				char **text, char **source);
+ * beside the executable) creates the adapter; without one *ret stays NULL.
+ * A descriptor found but wrong is an error, not a silent fallback. */
+struct ws_error *ws_runtime_descriptor_detect(struct ws_target *target,
+					      struct ws_symbols *symbols,
+					      struct ws_runtime **ret);
 
 #endif

@@ -5,8 +5,6 @@
 #ifndef WS_RUNTIME_GO_H
 #define WS_RUNTIME_GO_H
 
-#include <stdbool.h>
-
 #include "ws_error.h"
 #include "ws_runtime.h"
 
@@ -16,8 +14,12 @@ struct ws_error *ws_runtime_go_create(struct ws_target *target,
 				      struct ws_symbols *symbols,
 				      struct ws_runtime **ret);
 
-/* True when a loaded module is a Go binary (.go.buildinfo or .gopclntab),
- * with or without DWARF. */
-bool ws_runtime_go_detect(struct ws_symbols *symbols);
+/* For `auto`: creates the adapter when a loaded module is a Go binary
+ * (.go.buildinfo or .gopclntab), else leaves *ret NULL. A Go binary
+ * without DWARF is an error (WS_ERR_NO_DEBUGINFO), not a profile of its
+ * threads that would hide every goroutine. */
+struct ws_error *ws_runtime_go_detect(struct ws_target *target,
+				      struct ws_symbols *symbols,
+				      struct ws_runtime **ret);
 
 #endif

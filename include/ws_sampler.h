@@ -1,8 +1,10 @@
 /*
- * ws_sampler: one tick of sampling, the pipeline's middle. Stops the target,
- * lists tasks through the runtime adapter, snapshots them, resumes the
- * target, then unwinds and symbolizes each task. Timing (when to tick) is
- * the caller's: record's loop, or dump's single tick.
+ * ws_sampler: one tick of sampling, the pipeline's middle. Takes the tasks
+ * the runtime lists (ws_runtime.h) in the tick kind the runtime declares
+ * (stopped, rolling or live: tick_*.c), within the budgets (ws_budget.h),
+ * copies their stacks, resumes the target, then unwinds and names each
+ * task. Timing (when to tick) is the caller's: record's loop, or dump's
+ * single tick.
  */
 #ifndef WS_SAMPLER_H
 #define WS_SAMPLER_H
@@ -16,6 +18,21 @@
 #include "ws_symbols.h"
 
 struct ws_target;
+
+/* Switches for comparing and diagnosing, from environment variables that
+ * the command reads once (wallspy(1), ENVIRONMENT). */
+enum ws_unwinder_choice {
+	WS_UNWINDER_RUNTIME,     /* the runtime's choice (caps.prefer_libdw) */
+	WS_UNWINDER_LIBDW,       /* WALLSPY_UNWINDER=libdw */
+	WS_UNWINDER_LIBUNWIND,   /* WALLSPY_UNWINDER=libunwind */
+};
+
+struct ws_sampler_switches {
+	enum ws_unwinder_choice unwinder;
+	bool no_step_cache;      /* WALLSPY_NO_STEP_CACHE */
+	bool no_stack_cache;     /* WALLSPY_NO_STACK_CACHE */
+	bool report_pause;       /* WALLSPY_DEBUG_PAUSE: phase times at the end */
+};
 
 struct ws_sampler_options {
 	const char *runtime;     /* "auto", "threads" */
@@ -32,9 +49,10 @@ struct ws_sampler_options {
 	double max_cpu;
 	uint64_t interval_ns;
 	/* Read tasks while the target runs when the runtime allows it
-	 * (ws_runtime.live_reads), stopping only threads that run a task;
-	 * false: every tick holds every thread (dump, --stop-all). */
+	 * (WS_TICK_LIVE), stopping only threads that run a task; false:
+	 * every tick holds every thread (dump, --stop-all). */
 	bool live;
+	struct ws_sampler_switches switches;
 };
 
 /* Defaults: --max-stack 128 KiB, 1024 frames, 100 ms stop timeout. */
@@ -79,7 +97,7 @@ void ws_sampler_destroy(struct ws_sampler *sampler);
 struct ws_error *ws_sampler_tick(struct ws_sampler *sampler,
 				 const struct ws_tick **ret);
 
-/* Name of the runtime adapter in use ("threads"). */
+/* Name of the runtime in use ("threads"). */
 const char *ws_sampler_runtime_name(const struct ws_sampler *sampler);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * End-to-end tests of live ticks: record and attach read a green-thread
  * registry and the parked tasks' stacks while the target runs, and read
- * each task again after its copy (sampler_live.c). A task that ran in
+ * each task again after its copy (tick_live.c). A task that ran in
  * between may have been copied half before and half after: such a copy
  * must never reach the profile.
  *

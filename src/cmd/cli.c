@@ -227,6 +227,20 @@ static struct ws_error *parse_option(int c, const char *arg,
 	}
 }
 
+void ws_cli_read_environment(struct ws_options *o)
+{
+	struct ws_sampler_switches *sw = &o->switches;
+	const char *unwinder = getenv("WALLSPY_UNWINDER");
+	sw->unwinder = WS_UNWINDER_RUNTIME;
+	if (unwinder && strcmp(unwinder, "libdw") == 0)
+		sw->unwinder = WS_UNWINDER_LIBDW;
+	else if (unwinder && strcmp(unwinder, "libunwind") == 0)
+		sw->unwinder = WS_UNWINDER_LIBUNWIND;
+	sw->no_step_cache = getenv("WALLSPY_NO_STEP_CACHE") != NULL;
+	sw->no_stack_cache = getenv("WALLSPY_NO_STACK_CACHE") != NULL;
+	sw->report_pause = getenv("WALLSPY_DEBUG_PAUSE") != NULL;
+}
+
 struct ws_error *ws_cli_parse(int argc, char **argv, struct ws_options *ret)
 {
 	struct ws_options o = {

@@ -22,6 +22,7 @@ int ws_cmd_dump(const struct ws_options *o)
 	struct ws_sampler_options so = {
 		.runtime = o->runtime,
 		.max_stack = o->max_stack,
+		.switches = o->switches,
 	};
 	struct ws_sampler *sampler = NULL;
 	const struct ws_tick *tick = NULL;

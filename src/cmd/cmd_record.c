@@ -261,6 +261,7 @@ int ws_cmd_record(const struct ws_options *o)
 		.max_cpu = o->max_cpu / 100,
 		.interval_ns = (uint64_t)(1e9 / o->rate),
 		.live = !o->stop_all,
+		.switches = o->switches,
 	};
 	if (!err)
 		err = ws_sampler_create(r.target, &so, &r.sampler);

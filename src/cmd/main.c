@@ -19,6 +19,7 @@ int main(int argc, char **argv)
 	struct ws_error *err = ws_cli_parse(argc, argv, &options);
 	if (err)
 		return ws_cli_report(err);
+	ws_cli_read_environment(&options);
 	switch (options.command) {
 	case WS_CMD_HELP:
 		fputs(ws_cli_help(), stdout);

@@ -1,5 +1,7 @@
 /*
- * Task lists and choosing a runtime adapter by name.
+ * The table of runtimes and choosing one by name (see ws_runtime.h). Each
+ * row is one adapter: the name `--runtime` knows it by, how `auto` tells
+ * whether a target is its runtime, and how to create it by name.
  */
 #include "ws_runtime.h"
 
@@ -8,57 +10,29 @@
 
 #include "ws_runtime_descriptor.h"
 #include "ws_runtime_go.h"
-#include "ws_target.h"
+#include "ws_runtime_threads.h"
 
-struct ws_task *ws_task_list_add(struct ws_task_list *list)
-{
-	if (list->n == list->capacity) {
-		size_t cap = list->capacity ? list->capacity * 2 : 64;
-		struct ws_task *tasks = realloc(list->tasks,
-						cap * sizeof(*tasks));
-		if (!tasks)
-			return NULL;
-		list->tasks = tasks;
-		list->capacity = cap;
-	}
-	struct ws_task *task = &list->tasks[list->n++];
-	memset(task, 0, sizeof(*task));
-	return task;
-}
+typedef struct ws_error *(*runtime_fn)(struct ws_target *target,
+				       struct ws_symbols *symbols,
+				       struct ws_runtime **ret);
 
-void ws_task_list_clear(struct ws_task_list *list)
-{
-	list->n = 0;
-}
+struct runtime_row {
+	const char *name;    /* --runtime NAME; NULL: found by auto only */
+	/* For auto: creates the runtime when the target is one, else leaves
+	 * *ret NULL. An error means it is one but cannot be read. */
+	runtime_fn detect;
+	runtime_fn create;   /* by name */
+};
 
-void ws_task_list_deinit(struct ws_task_list *list)
-{
-	free(list->tasks);
-	list->tasks = NULL;
-	list->n = list->capacity = 0;
-}
+/* In the order auto asks: a runtime the target describes itself wins over
+ * Go (a Go program may carry a descriptor of its own), threads last. */
+static const struct runtime_row runtimes[] = {
+	{NULL, ws_runtime_descriptor_detect, NULL},
+	{"go", ws_runtime_go_detect, ws_runtime_go_create},
+	{"threads", ws_runtime_threads_detect, ws_runtime_threads_create},
+};
 
-enum ws_reread ws_task_reread(struct ws_task *task, const struct ws_task *fresh)
-{
-	if (ws_task_same_context(task, fresh))
-		return WS_REREAD_SAME;
-	double scale = task->scale;
-	uint64_t slot = task->slot;
-	*task = *fresh;
-	task->scale = scale;
-	task->slot = slot;
-	return WS_REREAD_CHANGED;
-}
-
-bool ws_task_same_context(const struct ws_task *a, const struct ws_task *b)
-{
-	return a->id == b->id && a->version == b->version &&
-	       a->state == b->state &&
-	       a->start == b->start && a->thread == b->thread &&
-	       a->stack_lo == b->stack_lo && a->stack_hi == b->stack_hi &&
-	       a->regs.valid == b->regs.valid &&
-	       memcmp(a->regs.value, b->regs.value, sizeof(a->regs.value)) == 0;
-}
+enum { NRUNTIMES = sizeof(runtimes) / sizeof(runtimes[0]) };
 
 static bool is_path(const char *name)
 {
@@ -66,48 +40,43 @@ static bool is_path(const char *name)
 	return strchr(name, '/') || (n > 5 && strcmp(name + n - 5, ".json") == 0);
 }
 
+static struct ws_error *create_auto(struct ws_target *target,
+				    struct ws_symbols *symbols,
+				    struct ws_runtime **ret)
+{
+	*ret = NULL;
+	for (size_t i = 0; i < NRUNTIMES; i++) {
+		struct ws_error *err = runtimes[i].detect(target, symbols, ret);
+		if (err || *ret)
+			return err;
+	}
+	return ws_error_create(WS_ERR_OTHER, "--runtime auto: no runtime applies");
+}
+
 struct ws_error *ws_runtime_create(const char *name, struct ws_target *target,
 				   struct ws_symbols *symbols,
 				   struct ws_runtime **ret)
 {
-	if (strcmp(name, "threads") == 0)
-		return ws_runtime_threads_create(ret);
-	if (strcmp(name, "go") == 0)
-		return ws_runtime_go_create(target, symbols, ret);
-	char *text = NULL, *source = NULL;
-	struct ws_error *err = NULL;
-	if (is_path(name)) {
-		err = ws_runtime_descriptor_read_file(name, &text);
-		if (err)
-			return err;
-		source = strdup(name);
-	} else if (strcmp(name, "auto") == 0) {
-		if (ws_runtime_descriptor_find(target->pid, symbols, &text,
-					       &source))
-			goto descriptor;
-		/* A Go binary without DWARF is an error, not a profile of
-		 * OS threads that hides every goroutine. */
-		if (ws_runtime_go_detect(symbols))
-			return ws_runtime_go_create(target, symbols, ret);
-		return ws_runtime_threads_create(ret);
-	} else {
-		return ws_error_create(WS_ERR_USAGE,
-				       "--runtime: unknown runtime '%s' (expected auto, threads, go or a descriptor file)",
-				       name);
-	}
-descriptor:
-	if (!source)
-		err = &ws_error_nomem;
-	else
-		err = ws_runtime_descriptor_create(text, source, target,
-						   symbols, ret);
-	free(text);
-	free(source);
-	return err;
+	if (strcmp(name, "auto") == 0)
+		return create_auto(target, symbols, ret);
+	if (is_path(name))
+		return ws_runtime_descriptor_create_from_file(name, target,
+							      symbols, ret);
+	for (size_t i = 0; i < NRUNTIMES; i++)
+		if (runtimes[i].name && strcmp(runtimes[i].name, name) == 0)
+			return runtimes[i].create(target, symbols, ret);
+	return ws_error_create(WS_ERR_USAGE,
+			       "--runtime: unknown runtime '%s' (expected auto, threads, go or a descriptor file)",
+			       name);
 }
 
 void ws_runtime_destroy(struct ws_runtime *runtime)
 {
 	if (runtime)
 		runtime->ops->destroy(runtime);
+}
+
+const char *ws_runtime_name(const struct ws_runtime *runtime)
+{
+	return runtime->caps->name;
 }

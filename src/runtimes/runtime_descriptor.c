@@ -22,8 +22,8 @@
 
 #include "runtime_descriptor_internal.h"
 #include "ws_dwtype.h"
+#include "ws_grow.h"
 #include "ws_remote_memory.h"
-#include "ws_random.h"
 #include "ws_symbols.h"
 #include "ws_syscalls.h"
 #include "ws_target.h"
@@ -34,7 +34,15 @@ struct worker_info {
 	uint64_t current;          /* task address or 0 */
 };
 
+/* A slot of an array registry: the task struct's address and, for arrays
+ * of pointers, where that pointer was read (0: none). */
+struct slot {
+	uint64_t address;
+	uint64_t slot;
+};
+
 struct state {
+	struct ws_runtime_caps caps;
 	struct descriptor d;
 	struct ws_dwtype_program *prog;
 	pid_t pid;
@@ -49,14 +57,14 @@ struct state {
 	struct { uint64_t address; char *text; } *reason_cache;
 	size_t reason_cache_n, reason_cache_capacity;
 	char idle_names[64][24];
-	/* array registries: slot addresses, struct copies, sampling */
-	uint64_t *addrs;
-	uint64_t *slots;           /* where each of addrs was read (pointer arrays) */
-	size_t addrs_capacity;
+	/* array registries: the slots of a tick, struct copies */
+	struct slot *slots;
+	size_t slots_capacity;
+	uint64_t *pointers;        /* a pointer array's slots, as read */
+	size_t pointers_capacity;
 	uint64_t table;            /* the registry's array, as last read */
 	uint8_t *bulk;
 	size_t bulk_capacity;
-	struct ws_random rng;
 };
 
 /* --- per tick --- */
@@ -102,14 +110,10 @@ static struct ws_error *read_workers(struct state *s)
 		free(buf);
 		return err;
 	}
-	if (n > s->workers_capacity) {
-		struct worker_info *w = realloc(s->workers, n * sizeof(*w));
-		if (!w) {
-			free(buf);
-			return &ws_error_nomem;
-		}
-		s->workers = w;
-		s->workers_capacity = n;
+	if (!ws_grow((void **)&s->workers, &s->workers_capacity, (size_t)n,
+		     sizeof(*s->workers))) {
+		free(buf);
+		return &ws_error_nomem;
 	}
 	for (uint64_t i = 0; i < n; i++) {
 		const uint8_t *wb = buf + i * d->worker_size;
@@ -155,14 +159,9 @@ static const char *wait_reason_string(struct state *s, uint64_t address)
 	text[r.done] = '\0';
 	len = strnlen(text, r.done);
 	text[len] = '\0';
-	if (s->reason_cache_n == s->reason_cache_capacity) {
-		size_t cap = s->reason_cache_capacity ? s->reason_cache_capacity * 2 : 16;
-		void *c = realloc(s->reason_cache, cap * sizeof(*s->reason_cache));
-		if (!c)
-			return NULL;
-		s->reason_cache = c;
-		s->reason_cache_capacity = cap;
-	}
+	if (!ws_grow((void **)&s->reason_cache, &s->reason_cache_capacity,
+		     s->reason_cache_n + 1, sizeof(*s->reason_cache)))
+		return NULL;
 	char *copy = strdup(text);
 	if (!copy)
 		return NULL;
@@ -199,8 +198,8 @@ static const struct worker_info *running_worker(const struct state *s,
 
 /* Fills `task` (zeroed) from the copy of its struct; false when the struct
  * holds no task (done, or no readable state). */
-static bool decode_task(struct state *s, struct ws_runtime *runtime,
-			struct ws_target *target, uint64_t address,
+static bool decode_task(struct state *s, struct ws_target *target,
+			const struct ws_read_context *context, uint64_t address,
 			const uint8_t *tb, struct ws_task *task)
 {
 	struct descriptor *d = &s->d;
@@ -262,48 +261,20 @@ static bool decode_task(struct state *s, struct ws_runtime *runtime,
 	if (d->has_entry && !ws_dwtype_field_uint(&d->entry, tb, size, &v))
 		task->entry_pc = v;
 
-	/* A task on a CPU: its worker thread's live registers, as long as
-	 * that thread is on the task's stack (else it is mid-switch and the
-	 * saved context is the truth). A worker whose `current` names the
-	 * task has it on its CPU whatever the state says: runtimes set the
-	 * state before switching out, and the context is saved only by the
-	 * switch. */
+	/* A task on a CPU (ws_task_start_on_cpu: its worker thread's live
+	 * registers while that thread is on the task's stack, else its saved
+	 * context). A worker whose `current` names the task has it on its
+	 * CPU whatever the state says: runtimes set the state before
+	 * switching out, and the context is saved only by the switch. */
 	const struct worker_info *cpu = running_worker(s, address);
 	if (task->state == WS_STATE_RUNNING || cpu) {
 		uint64_t worker = 0;
 		if (d->has_worker)
 			ws_dwtype_field_uint(&d->worker, tb, size, &worker);
 		pid_t tid = cpu ? cpu->tid : worker_tid(s, worker, address);
-		struct ws_thread *th = tid ? ws_target_find_thread(target, tid) : NULL;
-		if (runtime->live && (!th || !th->regs_valid)) {
-			/* The sampler stops the thread and reads again;
-			 * thread 0: between workers. */
-			task->thread = th ? tid : 0;
-			task->start = WS_START_THREAD;
+		if (ws_task_start_on_cpu(task, target, tid, true,
+					 context->live) != WS_ON_CPU_SAVED)
 			return true;
-		}
-		if (th && !th->regs_valid) {
-			/* Its saved context is stale while it runs: say so
-			 * rather than show an old stack. */
-			task->thread = tid;
-			task->start = WS_START_NONE;
-			task->error = "worker thread did not stop in time";
-			return true;
-		}
-		if (th) {
-			task->thread = tid;
-			uint64_t sp = th->regs.rsp;
-			if (!task->stack_hi ||
-			    (sp >= task->stack_lo && sp < task->stack_hi)) {
-				task->start = WS_START_THREAD;
-				long nr;
-				if (ws_syscall_blocked(&th->regs, &nr)) {
-					task->state = WS_STATE_SYSCALL;
-					task->wait_reason = ws_syscall_name(nr);
-				}
-				return true;
-			}
-		}
 	}
 
 	if (!task->stack_hi && d->has_stack) {
@@ -329,21 +300,22 @@ static bool decode_task(struct state *s, struct ws_runtime *runtime,
 }
 
 /* Adds the task decoded from `tb`, if it is one. */
-static struct ws_error *add_task(struct state *s, struct ws_runtime *runtime,
-				 struct ws_target *target, uint64_t address,
-				 const uint8_t *tb, struct ws_task_list *out)
+static struct ws_error *add_task(struct state *s, struct ws_target *target,
+				 const struct ws_read_context *context,
+				 uint64_t address, const uint8_t *tb,
+				 struct ws_task_list *out)
 {
 	struct ws_task *task = ws_task_list_add(out);
 	if (!task)
 		return &ws_error_nomem;
-	if (!decode_task(s, runtime, target, address, tb, task))
+	if (!decode_task(s, target, context, address, tb, task))
 		out->n--;
 	return NULL;
 }
 
-static struct ws_error *walk_list(struct state *s, struct ws_runtime *runtime,
-				  struct ws_target *target, uint64_t limit,
-				  struct ws_task_list *out)
+static struct ws_error *walk_list(struct state *s, struct ws_target *target,
+				  const struct ws_read_context *context,
+				  uint64_t limit, struct ws_task_list *out)
 {
 	struct descriptor *d = &s->d;
 	uint64_t address;
@@ -358,7 +330,7 @@ static struct ws_error *walk_list(struct state *s, struct ws_runtime *runtime,
 			ws_error_destroy(err);
 			break;
 		}
-		err = add_task(s, runtime, target, address, s->buf, out);
+		err = add_task(s, target, context, address, s->buf, out);
 		if (err)
 			return err;
 		uint64_t next = 0;
@@ -369,12 +341,12 @@ static struct ws_error *walk_list(struct state *s, struct ws_runtime *runtime,
 }
 
 /* Array registries can be sampled without reading every task: pick a
- * uniform random subset of the slots (the pause budget's `limit`), each
- * task found standing for slots/picked, and read the picked task structs
- * with batched process_vm_readv. */
-static struct ws_error *walk_array(struct state *s, struct ws_runtime *runtime,
-				   struct ws_target *target, uint64_t n,
-				   size_t limit, struct ws_task_list *out)
+ * uniform random subset of the slots (the budgets' `limit`), each task
+ * found standing for slots/picked, and read the picked task structs with
+ * batched process_vm_readv. */
+static struct ws_error *walk_array(struct state *s, struct ws_target *target,
+				   const struct ws_read_context *context,
+				   uint64_t n, struct ws_task_list *out)
 {
 	struct descriptor *d = &s->d;
 	size_t size = (size_t)d->task_size;
@@ -384,60 +356,43 @@ static struct ws_error *walk_array(struct state *s, struct ws_runtime *runtime,
 	    (err = ws_dwtype_read_pointer(&d->registry, &base)))
 		return err;
 	s->table = base;
-	if (n > s->addrs_capacity) {
-		uint64_t *a = realloc(s->addrs, (size_t)n * sizeof(*a));
-		if (!a)
-			return &ws_error_nomem;
-		s->addrs = a;
-		a = realloc(s->slots, (size_t)n * sizeof(*a));
-		if (!a)
-			return &ws_error_nomem;
-		s->slots = a;
-		s->addrs_capacity = (size_t)n;
-	}
+	if (!ws_grow((void **)&s->slots, &s->slots_capacity, (size_t)n,
+		     sizeof(*s->slots)))
+		return &ws_error_nomem;
 	if (d->layout == LAYOUT_ARRAY) {
-		for (uint64_t i = 0; i < n; i++) {
-			s->addrs[i] = base + i * size;
-			s->slots[i] = 0;
-		}
+		for (uint64_t i = 0; i < n; i++)
+			s->slots[i] = (struct slot){base + i * size, 0};
 	} else {
-		if (n && (err = ws_remote_read(s->pid, base, s->addrs,
+		if (!ws_grow((void **)&s->pointers, &s->pointers_capacity,
+			     (size_t)n, sizeof(*s->pointers)))
+			return &ws_error_nomem;
+		if (n && (err = ws_remote_read(s->pid, base, s->pointers,
 					       (size_t)n * sizeof(uint64_t))))
 			return err;
 		for (uint64_t i = 0; i < n; i++)
-			s->slots[i] = base + i * sizeof(uint64_t);
+			s->slots[i] = (struct slot){s->pointers[i],
+						    base + i * sizeof(uint64_t)};
 	}
 	double scale = 1;
+	size_t limit = context->limit;
 	if (limit && limit < n) {
-		for (size_t i = 0; i < limit; i++) {
-			size_t j = i + (size_t)ws_random_below(&s->rng, n - i);
-			uint64_t t = s->addrs[i];
-			s->addrs[i] = s->addrs[j];
-			s->addrs[j] = t;
-			t = s->slots[i];
-			s->slots[i] = s->slots[j];
-			s->slots[j] = t;
-		}
+		ws_random_sample_front(context->random, s->slots, (size_t)n,
+				       limit, sizeof(*s->slots));
 		scale = (double)n / (double)limit;
 		n = limit;
 	}
-	if ((size_t)n * size > s->bulk_capacity) {
-		uint8_t *b = realloc(s->bulk, (size_t)n * size);
-		if (!b)
-			return &ws_error_nomem;
-		s->bulk = b;
-		s->bulk_capacity = (size_t)n * size;
-	}
+	if (!ws_grow((void **)&s->bulk, &s->bulk_capacity, (size_t)n * size, 1))
+		return &ws_error_nomem;
 	enum { BATCH = 1024 };
 	struct ws_remote_range ranges[BATCH];
 	size_t index[BATCH];
 	for (uint64_t first = 0; first < n; first += BATCH) {
 		size_t k = 0;
 		for (uint64_t i = first; i < n && i < first + BATCH; i++) {
-			if (!s->addrs[i])
+			if (!s->slots[i].address)
 				continue; /* an empty slot */
 			ranges[k] = (struct ws_remote_range){
-				.address = s->addrs[i],
+				.address = s->slots[i].address,
 				.buf = s->bulk + i * size,
 				.size = size,
 			};
@@ -449,14 +404,15 @@ static struct ws_error *walk_array(struct state *s, struct ws_runtime *runtime,
 			 * freed: skip it. */
 			if (ranges[r].done != size)
 				continue;
+			const struct slot *slot = &s->slots[index[r]];
 			size_t before = out->n;
-			err = add_task(s, runtime, target, s->addrs[index[r]],
+			err = add_task(s, target, context, slot->address,
 				       s->bulk + index[r] * size, out);
 			if (err)
 				return err;
 			if (out->n > before) {
 				out->tasks[out->n - 1].scale = scale;
-				out->tasks[out->n - 1].slot = s->slots[index[r]];
+				out->tasks[out->n - 1].slot = slot->slot;
 			}
 		}
 	}
@@ -494,7 +450,7 @@ static void add_idle_workers(struct state *s, struct ws_target *target,
 
 static struct ws_error *descriptor_list(struct ws_runtime *runtime,
 					struct ws_target *target,
-					size_t limit,
+					const struct ws_read_context *context,
 					struct ws_task_list *out)
 {
 	struct state *s = runtime->state;
@@ -521,20 +477,15 @@ static struct ws_error *descriptor_list(struct ws_runtime *runtime,
 	/* Names are copied into one buffer sized for this tick. */
 	/* Twice: a live tick decodes changed tasks again (reread). */
 	size_t need = 2 * ((size_t)(bound + 1) * (d->has_name ? d->name_field.size + 1 : 1) + 4096);
-	if (need > s->strings_size) {
-		char *p = realloc(s->strings, need);
-		if (!p)
-			return &ws_error_nomem;
-		s->strings = p;
-		s->strings_size = need;
-	}
+	if (!ws_grow((void **)&s->strings, &s->strings_size, need, 1))
+		return &ws_error_nomem;
 	s->strings_used = 0;
 	if ((err = read_workers(s)))
 		return err;
 	if (d->layout == LAYOUT_LIST)
-		err = walk_list(s, runtime, target, bound, out);
+		err = walk_list(s, target, context, bound, out);
 	else
-		err = walk_array(s, runtime, target, bound, limit, out);
+		err = walk_array(s, target, context, bound, out);
 	if (err)
 		return err;
 	add_idle_workers(s, target, out);
@@ -543,6 +494,7 @@ static struct ws_error *descriptor_list(struct ws_runtime *runtime,
 
 static struct ws_error *descriptor_reread(struct ws_runtime *runtime,
 					  struct ws_target *target,
+					  const struct ws_read_context *context,
 					  struct ws_task *tasks, size_t n,
 					  enum ws_reread *result)
 {
@@ -557,24 +509,10 @@ static struct ws_error *descriptor_reread(struct ws_runtime *runtime,
 	if (d->registry.kind == WS_DWTYPE_POINTER &&
 	    (err = ws_dwtype_read_pointer(&d->registry, &table)))
 		return err;
-	if (n * size > s->bulk_capacity) {
-		uint8_t *b = realloc(s->bulk, n * size);
-		if (!b)
-			return &ws_error_nomem;
-		s->bulk = b;
-		s->bulk_capacity = n * size;
-	}
-	if (n > s->addrs_capacity) {
-		uint64_t *a = realloc(s->addrs, n * sizeof(*a));
-		if (!a)
-			return &ws_error_nomem;
-		s->addrs = a;
-		a = realloc(s->slots, n * sizeof(*a));
-		if (!a)
-			return &ws_error_nomem;
-		s->slots = a;
-		s->addrs_capacity = n;
-	}
+	if (!ws_grow((void **)&s->bulk, &s->bulk_capacity, n * size, 1) ||
+	    !ws_grow((void **)&s->pointers, &s->pointers_capacity, n,
+		     sizeof(*s->pointers)))
+		return &ws_error_nomem;
 	/* Each task's struct and the slot that pointed at it, in one batch
 	 * of up to 512 tasks. */
 	enum { BATCH = 512 };
@@ -582,7 +520,7 @@ static struct ws_error *descriptor_reread(struct ws_runtime *runtime,
 	for (size_t first = 0; first < n; first += BATCH) {
 		size_t k = 0;
 		for (size_t i = first; i < n && i < first + BATCH; i++) {
-			s->addrs[i] = 0;
+			s->pointers[i] = 0;
 			if (!tasks[i].address)
 				continue;
 			ranges[k++] = (struct ws_remote_range){
@@ -592,7 +530,7 @@ static struct ws_error *descriptor_reread(struct ws_runtime *runtime,
 			if (tasks[i].slot)
 				ranges[k++] = (struct ws_remote_range){
 					.address = tasks[i].slot,
-					.buf = &s->addrs[i], .size = 8,
+					.buf = &s->pointers[i], .size = 8,
 				};
 		}
 		ws_remote_readv(s->pid, ranges, k);
@@ -606,10 +544,10 @@ static struct ws_error *descriptor_reread(struct ws_runtime *runtime,
 			bool ok = ranges[k++].done == size;
 			if (tasks[i].slot)
 				ok = ranges[k++].done == 8 && ok &&
-				     s->addrs[i] == tasks[i].address &&
+				     s->pointers[i] == tasks[i].address &&
 				     table == s->table;
 			struct ws_task fresh = {0};
-			if (!ok || !decode_task(s, runtime, target,
+			if (!ok || !decode_task(s, target, context,
 						tasks[i].address,
 						s->bulk + i * size, &fresh)) {
 				result[i] = WS_REREAD_GONE;
@@ -629,8 +567,8 @@ static void descriptor_destroy(struct ws_runtime *runtime)
 		ws_descriptor_deinit(&s->d);
 		free(s->d.source);
 		free(s->buf);
-		free(s->addrs);
 		free(s->slots);
+		free(s->pointers);
 		free(s->bulk);
 		free(s->strings);
 		free(s->workers);
@@ -643,7 +581,6 @@ static void descriptor_destroy(struct ws_runtime *runtime)
 }
 
 static const struct ws_runtime_ops descriptor_ops = {
-	.name = "descriptor",
 	.list_tasks = descriptor_list,
 	.reread = descriptor_reread,
 	.destroy = descriptor_destroy,
@@ -664,8 +601,8 @@ struct ws_error *ws_runtime_descriptor_create(const char *text,
 	}
 	rt->ops = &descriptor_ops;
 	rt->state = s;
+	rt->caps = &s->caps;
 	s->pid = target->pid;
-	ws_random_seed(&s->rng, ws_now_ns());
 	s->d.source = strdup(source);
 	struct ws_error *err = s->d.source ? NULL : &ws_error_nomem;
 	if (!err) {
@@ -681,14 +618,17 @@ struct ws_error *ws_runtime_descriptor_create(const char *text,
 		descriptor_destroy(rt);
 		return err;
 	}
-	rt->name = s->d.name;
-	rt->root_function = s->d.root_function;
 	/* A list cannot be walked safely while it changes, without the
 	 * workers' table a running task's thread is unknown, and without a
 	 * switch count a task that ran and parked again at the same context
 	 * while its stack was copied would go unnoticed. */
-	rt->live_reads = s->d.layout != LAYOUT_LIST && s->d.has_workers &&
-			 s->d.has_switches;
+	bool live = s->d.layout != LAYOUT_LIST && s->d.has_workers &&
+		    s->d.has_switches;
+	s->caps = (struct ws_runtime_caps){
+		.name = s->d.name,
+		.root_function = s->d.root_function,
+		.tick = live ? WS_TICK_LIVE : WS_TICK_STOPPED,
+	};
 	*ret = rt;
 	return NULL;
 }

@@ -18,6 +18,7 @@
 
 #include "runtime_descriptor_internal.h"
 #include "ws_symbols.h"
+#include "ws_target.h"
 
 struct parser {
 	struct descriptor *d;
@@ -427,7 +428,7 @@ const char *ws_descriptor_map_lookup(const struct value_map *map, int64_t value)
 
 /* --- finding a descriptor --- */
 
-struct ws_error *ws_runtime_descriptor_read_file(const char *path, char **ret)
+static struct ws_error *read_file(const char *path, char **ret)
 {
 	FILE *f = fopen(path, "re");
 	if (!f)
@@ -470,8 +471,9 @@ static int module_section(Dwfl_Module *mod, void **userdata, const char *name,
 	return DWARF_CB_ABORT;
 }
 
-bool ws_runtime_descriptor_find(pid_t pid, struct ws_symbols *symbols,
-				char **text, char **source)
+/* A descriptor the target carries; the caller frees *text and *source. */
+static bool find_descriptor(pid_t pid, struct ws_symbols *symbols,
+			    char **text, char **source)
 {
 	struct find_section fs = {0};
 	dwfl_getmodules(ws_symbols_dwfl(symbols), module_section, &fs, 0);
@@ -494,7 +496,7 @@ bool ws_runtime_descriptor_find(pid_t pid, struct ws_symbols *symbols,
 	if (asprintf(&path, "%s.wallspy.json", exe) < 0)
 		return false;
 	if (access(path, R_OK) == 0 &&
-	    ws_runtime_descriptor_read_file(path, text) == NULL) {
+	    read_file(path, text) == NULL) {
 		*source = path;
 		return true;
 	}
@@ -502,3 +504,32 @@ bool ws_runtime_descriptor_find(pid_t pid, struct ws_symbols *symbols,
 	return false;
 }
 
+
+struct ws_error *ws_runtime_descriptor_create_from_file(const char *path,
+							struct ws_target *target,
+							struct ws_symbols *symbols,
+							struct ws_runtime **ret)
+{
+	char *text;
+	struct ws_error *err = read_file(path, &text);
+	if (err)
+		return err;
+	err = ws_runtime_descriptor_create(text, path, target, symbols, ret);
+	free(text);
+	return err;
+}
+
+struct ws_error *ws_runtime_descriptor_detect(struct ws_target *target,
+					      struct ws_symbols *symbols,
+					      struct ws_runtime **ret)
+{
+	char *text, *source;
+	*ret = NULL;
+	if (!find_descriptor(target->pid, symbols, &text, &source))
+		return NULL;
+	struct ws_error *err = ws_runtime_descriptor_create(text, source, target,
+							    symbols, ret);
+	free(text);
+	free(source);
+	return err;
+}

@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "ws_dwtype.h"
+#include "ws_grow.h"
 #include "ws_remote_memory.h"
-#include "ws_random.h"
 #include "ws_symbols.h"
 #include "ws_syscalls.h"
 #include "ws_target.h"
@@ -59,6 +59,7 @@ struct mfields {
 };
 
 struct go_state {
+	struct ws_runtime_caps caps;
 	pid_t pid;
 	struct ws_dwtype_program *prog;
 	struct ws_dwobj allgs, allglen;
@@ -75,21 +76,8 @@ struct go_state {
 	size_t gbuf_capacity;
 	struct { uint64_t address; uint8_t *bytes; } *ms;
 	size_t nms, ms_capacity;
-	struct ws_random rng;
 };
 
-
-/* Moves a uniform random sample of k of the n pointers to the front
- * (partial Fisher-Yates). */
-static void sample_front(struct go_state *s, size_t n, size_t k)
-{
-	for (size_t i = 0; i < k; i++) {
-		size_t j = i + (size_t)ws_random_below(&s->rng, n - i);
-		uint64_t t = s->gptrs[i];
-		s->gptrs[i] = s->gptrs[j];
-		s->gptrs[j] = t;
-	}
-}
 
 /* --- setup --- */
 
@@ -232,7 +220,7 @@ static int module_is_go(Dwfl_Module *mod, void **userdata, const char *name,
 	return DWARF_CB_OK;
 }
 
-bool ws_runtime_go_detect(struct ws_symbols *symbols)
+static bool is_go_program(struct ws_symbols *symbols)
 {
 	bool go = false;
 	dwfl_getmodules(ws_symbols_dwfl(symbols), module_is_go, &go, 0);
@@ -269,6 +257,13 @@ static struct ws_error *check_plain(const struct ws_dwfield *f,
 	return NULL;
 }
 
+/* Room for n goroutine pointers. */
+static bool reserve_gptrs(struct go_state *s, size_t n)
+{
+	return ws_grow((void **)&s->gptrs, &s->gptrs_capacity, n,
+		       sizeof(*s->gptrs));
+}
+
 static struct ws_error *read_gptrs(struct go_state *s, size_t *n)
 {
 	uint64_t allglen;
@@ -279,13 +274,8 @@ static struct ws_error *read_gptrs(struct go_state *s, size_t *n)
 	if (err)
 		return err;
 	size_t count = (size_t)(allglen < slice.len ? allglen : slice.len);
-	if (count > s->gptrs_capacity) {
-		uint64_t *p = realloc(s->gptrs, count * sizeof(*p));
-		if (!p)
-			return &ws_error_nomem;
-		s->gptrs = p;
-		s->gptrs_capacity = count;
-	}
+	if (!reserve_gptrs(s, count))
+		return &ws_error_nomem;
 	if (count &&
 	    (err = ws_remote_read(s->pid, slice.first.address, s->gptrs,
 				  count * sizeof(uint64_t))))
@@ -297,13 +287,8 @@ static struct ws_error *read_gptrs(struct go_state *s, size_t *n)
 static struct ws_error *read_gs(struct go_state *s, size_t n)
 {
 	size_t w = (size_t)(s->g_hi - s->g_lo);
-	if (n * w > s->gbuf_capacity) {
-		uint8_t *b = realloc(s->gbuf, n * w);
-		if (!b)
-			return &ws_error_nomem;
-		s->gbuf = b;
-		s->gbuf_capacity = n * w;
-	}
+	if (!ws_grow((void **)&s->gbuf, &s->gbuf_capacity, n * w, 1))
+		return &ws_error_nomem;
 	struct ws_remote_range ranges[BATCH];
 	for (size_t base = 0; base < n; base += BATCH) {
 		size_t k = n - base < BATCH ? n - base : BATCH;
@@ -329,14 +314,9 @@ static const uint8_t *m_window(struct go_state *s, uint64_t address)
 	for (size_t i = 0; i < s->nms; i++)
 		if (s->ms[i].address == address)
 			return s->ms[i].bytes;
-	if (s->nms == s->ms_capacity) {
-		size_t cap = s->ms_capacity ? s->ms_capacity * 2 : 16;
-		void *p = realloc(s->ms, cap * sizeof(*s->ms));
-		if (!p)
-			return NULL;
-		s->ms = p;
-		s->ms_capacity = cap;
-	}
+	if (!ws_grow((void **)&s->ms, &s->ms_capacity, s->nms + 1,
+		     sizeof(*s->ms)))
+		return NULL;
 	size_t w = (size_t)(s->m_hi - s->m_lo);
 	uint8_t *bytes = malloc(w);
 	if (!bytes)
@@ -371,66 +351,45 @@ static void set_saved(struct ws_task *task, uint64_t pc, uint64_t sp,
 	}
 }
 
-/* A running goroutine: the live registers of its M's thread when that
- * thread is on the goroutine's stack. In a live tick a thread that is not
- * stopped is left for the sampler to stop (start THREAD, not checked). */
-static void start_running(struct go_state *s, struct ws_runtime *runtime,
-			  struct ws_target *target, struct ws_task *task,
-			  uint64_t gaddr, uint64_t maddr, const uint8_t *gw)
+/* A running goroutine: its M's thread (m.procid) runs it while m.curg is
+ * the goroutine (ws_task_start_on_cpu decides between the thread's live
+ * registers and a saved context). The saved context is g.sched, or the
+ * vDSO call's pc and sp while the M is in one (Go switches to the g0 stack
+ * for it). Without a readable M the goroutine is mid-switch. */
+static void start_running(struct go_state *s, struct ws_target *target,
+			  const struct ws_read_context *context,
+			  struct ws_task *task, uint64_t gaddr, uint64_t maddr,
+			  const uint8_t *gw)
 {
 	const struct gfields *g = &s->g;
 	uint64_t pc = get(&g->sched_pc, gw, s->g_lo, s->g_hi);
 	uint64_t sp = get(&g->sched_sp, gw, s->g_lo, s->g_hi);
 	uint64_t bp = get(&g->sched_bp, gw, s->g_lo, s->g_hi);
 	const uint8_t *mw = maddr ? m_window(s, maddr) : NULL;
-	if (!mw) {
-		/* g.sched is stale while the goroutine runs: only trusted
-		 * with every thread stopped (mid-switch). */
-		if (runtime->live) {
-			task->start = WS_START_THREAD; /* thread 0: mid-switch */
-			return;
+	pid_t tid = 0;
+	bool runs_it = false;
+	if (mw) {
+		tid = (pid_t)get(&s->m.procid, mw, s->m_lo, s->m_hi);
+		runs_it = get(&s->m.curg, mw, s->m_lo, s->m_hi) == gaddr;
+		task->thread = tid;
+		uint64_t vdso_sp = get(&s->m.vdso_sp, mw, s->m_lo, s->m_hi);
+		if (vdso_sp) {
+			pc = get(&s->m.vdso_pc, mw, s->m_lo, s->m_hi);
+			sp = vdso_sp;
+			bp = 0;
 		}
+	}
+	/* g.sched is stale while the goroutine runs: with the target
+	 * running and no M, it waits for a stopped read. */
+	if (ws_task_start_on_cpu(task, target, tid, runs_it, context->live) ==
+	    WS_ON_CPU_SAVED)
 		set_saved(task, pc, sp, bp);
-		return;
-	}
-	pid_t tid = (pid_t)get(&s->m.procid, mw, s->m_lo, s->m_hi);
-	uint64_t curg = get(&s->m.curg, mw, s->m_lo, s->m_hi);
-	uint64_t vdso_sp = get(&s->m.vdso_sp, mw, s->m_lo, s->m_hi);
-	struct ws_thread *th = ws_target_find_thread(target, tid);
-	task->thread = tid;
-	if (runtime->live && (!th || !th->regs_valid)) {
-		task->start = WS_START_THREAD;
-		return;
-	}
-	if (vdso_sp) {
-		set_saved(task, get(&s->m.vdso_pc, mw, s->m_lo, s->m_hi),
-			  vdso_sp, 0);
-		return;
-	}
-	if (th && !th->regs_valid && curg == gaddr) {
-		/* g.sched is stale while the goroutine runs. */
-		task->start = WS_START_NONE;
-		task->error = "thread did not stop in time";
-		return;
-	}
-	if (!th || !th->regs_valid || curg != gaddr ||
-	    th->regs.rsp < task->stack_lo || th->regs.rsp >= task->stack_hi) {
-		/* On g0/gsignal or mid-switch: g.sched is the goroutine. */
-		set_saved(task, pc, sp, bp);
-		return;
-	}
-	task->start = WS_START_THREAD;
-	long nr;
-	if (ws_syscall_blocked(&th->regs, &nr)) {
-		task->state = WS_STATE_SYSCALL;
-		task->wait_reason = ws_syscall_name(nr);
-	}
 }
 
 /* Decodes one goroutine from its window; false when it is no task (free
  * or dead). */
-static bool decode_g(struct go_state *s, struct ws_runtime *runtime,
-		     struct ws_target *target, uint64_t gaddr,
+static bool decode_g(struct go_state *s, struct ws_target *target,
+		     const struct ws_read_context *context, uint64_t gaddr,
 		     const uint8_t *gw, struct ws_task *task)
 {
 	const struct gfields *g = &s->g;
@@ -455,7 +414,7 @@ static bool decode_g(struct go_state *s, struct ws_runtime *runtime,
 	switch (status) {
 	case G_RUNNING:
 		task->state = WS_STATE_RUNNING;
-		start_running(s, runtime, target, task, gaddr,
+		start_running(s, target, context, task, gaddr,
 			      get(&g->m, gw, s->g_lo, s->g_hi), gw);
 		break;
 	case G_SYSCALL:
@@ -495,7 +454,7 @@ static void forget_ms(struct go_state *s)
 
 static struct ws_error *go_list(struct ws_runtime *runtime,
 				struct ws_target *target,
-				size_t limit,
+				const struct ws_read_context *context,
 				struct ws_task_list *out)
 {
 	struct go_state *s = runtime->state;
@@ -504,8 +463,10 @@ static struct ws_error *go_list(struct ws_runtime *runtime,
 	/* Over budget: read a uniform sample of the goroutine slots; each
 	 * live one found stands for n/limit slots. */
 	double scale = 1;
+	size_t limit = context->limit;
 	if (!err && limit && limit < n) {
-		sample_front(s, n, limit);
+		ws_random_sample_front(context->random, s->gptrs, n, limit,
+				       sizeof(*s->gptrs));
 		scale = (double)n / (double)limit;
 		n = limit;
 	}
@@ -522,7 +483,7 @@ static struct ws_error *go_list(struct ws_runtime *runtime,
 		struct ws_task *task = ws_task_list_add(out);
 		if (!task)
 			return &ws_error_nomem;
-		if (!decode_g(s, runtime, target, s->gptrs[i], s->gbuf + i * w,
+		if (!decode_g(s, target, context, s->gptrs[i], s->gbuf + i * w,
 			      task)) {
 			out->n--;
 			continue;
@@ -534,17 +495,13 @@ static struct ws_error *go_list(struct ws_runtime *runtime,
 
 static struct ws_error *go_reread(struct ws_runtime *runtime,
 				  struct ws_target *target,
+				  const struct ws_read_context *context,
 				  struct ws_task *tasks, size_t n,
 				  enum ws_reread *result)
 {
 	struct go_state *s = runtime->state;
-	if (n > s->gptrs_capacity) {
-		uint64_t *p = realloc(s->gptrs, n * sizeof(*p));
-		if (!p)
-			return &ws_error_nomem;
-		s->gptrs = p;
-		s->gptrs_capacity = n;
-	}
+	if (!reserve_gptrs(s, n))
+		return &ws_error_nomem;
 	for (size_t i = 0; i < n; i++)
 		s->gptrs[i] = tasks[i].address;
 	struct ws_error *err = read_gs(s, n);
@@ -555,7 +512,7 @@ static struct ws_error *go_reread(struct ws_runtime *runtime,
 	for (size_t i = 0; i < n; i++) {
 		struct ws_task fresh = {0};
 		if (!s->gptrs[i] ||
-		    !decode_g(s, runtime, target, tasks[i].address,
+		    !decode_g(s, target, context, tasks[i].address,
 			      s->gbuf + i * w, &fresh)) {
 			result[i] = WS_REREAD_GONE;
 			continue;
@@ -582,7 +539,6 @@ static void go_destroy(struct ws_runtime *runtime)
 }
 
 static const struct ws_runtime_ops go_ops = {
-	.name = "go",
 	.list_tasks = go_list,
 	.reread = go_reread,
 	.destroy = go_destroy,
@@ -601,18 +557,21 @@ struct ws_error *ws_runtime_go_create(struct ws_target *target,
 	}
 	rt->ops = &go_ops;
 	rt->state = s;
-	rt->root_function = "runtime.goexit";
-	rt->prefer_libdw = true;
-	rt->fixed_frames = true;
+	rt->caps = &s->caps;
+	s->caps = (struct ws_runtime_caps){
+		.name = "go",
+		.root_function = "runtime.goexit",
+		.prefer_libdw = true,
+		.fixed_frames = true,
+		.tick = WS_TICK_STOPPED,
+	};
 	s->pid = target->pid;
-	ws_random_seed(&s->rng, ws_now_ns());
 	struct ws_memory_reader reader = ws_remote_reader(&s->pid);
 	struct ws_error *err = ws_dwtype_program_create(ws_symbols_dwfl(symbols),
 							&reader, &s->prog);
 	if (!err)
 		err = ws_dwtype_global(s->prog, NULL, "runtime.allgs", &s->allgs);
-	if (err && err->kind == WS_ERR_NO_DEBUGINFO &&
-	    ws_runtime_go_detect(symbols)) {
+	if (err && err->kind == WS_ERR_NO_DEBUGINFO && is_go_program(symbols)) {
 		ws_error_destroy(err);
 		err = ws_error_create(WS_ERR_NO_DEBUGINFO,
 				      "go: the target is a Go program without DWARF debug info "
@@ -631,8 +590,21 @@ struct ws_error *ws_runtime_go_create(struct ws_target *target,
 	read_wait_reasons(s);
 	/* A goroutine's g.sched (or syscallsp) is saved before its status
 	 * leaves _Grunning, gs are never freed, and trackingSeq versions
-	 * them. */
-	rt->live_reads = s->g.has_tracking_seq;
+	 * them: then they can be read while the program runs. */
+	if (s->g.has_tracking_seq)
+		s->caps.tick = WS_TICK_LIVE;
 	*ret = rt;
 	return NULL;
+}
+
+struct ws_error *ws_runtime_go_detect(struct ws_target *target,
+				      struct ws_symbols *symbols,
+				      struct ws_runtime **ret)
+{
+	*ret = NULL;
+	/* A Go binary without DWARF is an error, not a profile of OS threads
+	 * that hides every goroutine. */
+	if (!is_go_program(symbols))
+		return NULL;
+	return ws_runtime_go_create(target, symbols, ret);
 }

@@ -2,18 +2,21 @@
  * The OS-thread runtime adapter: every thread of the target is a task whose
  * stack starts at its live registers. A thread stopped while blocked in a
  * system call is "waiting" with the call's name as wait reason; any other
- * thread was on a CPU or ready to run: "running".
+ * thread was on a CPU or ready to run: "running". Threads are sampled
+ * independently, so ticks take them one at a time (WS_TICK_ROLLING).
  */
-#include "ws_runtime.h"
+#include "ws_runtime_threads.h"
 
 #include <stdlib.h>
 
 #include "ws_syscalls.h"
 #include "ws_target.h"
 
-void ws_runtime_threads_describe(const struct ws_thread *th,
-				 struct ws_task *task)
+static void threads_thread_task(struct ws_runtime *runtime,
+				const struct ws_thread *th,
+				struct ws_task *task)
 {
+	(void)runtime;
 	task->id = (uint64_t)th->tid;
 	task->thread = th->tid;
 	task->name = th->comm[0] ? th->comm : NULL;
@@ -36,13 +39,13 @@ void ws_runtime_threads_describe(const struct ws_thread *th,
 	}
 }
 
+/* A stopped tick's view: every live thread, as rolling ticks see each. */
 static struct ws_error *threads_list(struct ws_runtime *runtime,
 				     struct ws_target *target,
-				     size_t limit,
+				     const struct ws_read_context *context,
 				     struct ws_task_list *out)
 {
-	(void)runtime;
-	(void)limit;
+	(void)context;
 	for (size_t i = 0; i < target->nthreads; i++) {
 		struct ws_thread *th = &target->threads[i];
 		if (th->run == WS_THREAD_GONE)
@@ -50,7 +53,7 @@ static struct ws_error *threads_list(struct ws_runtime *runtime,
 		struct ws_task *task = ws_task_list_add(out);
 		if (!task)
 			return &ws_error_nomem;
-		ws_runtime_threads_describe(th, task);
+		threads_thread_task(runtime, th, task);
 	}
 	return NULL;
 }
@@ -61,18 +64,33 @@ static void threads_destroy(struct ws_runtime *runtime)
 }
 
 static const struct ws_runtime_ops threads_ops = {
-	.name = "threads",
 	.list_tasks = threads_list,
+	.thread_task = threads_thread_task,
 	.destroy = threads_destroy,
 };
 
-struct ws_error *ws_runtime_threads_create(struct ws_runtime **ret)
+static const struct ws_runtime_caps threads_caps = {
+	.name = "threads",
+	.tick = WS_TICK_ROLLING,
+};
+
+struct ws_error *ws_runtime_threads_create(struct ws_target *target,
+					   struct ws_symbols *symbols,
+					   struct ws_runtime **ret)
 {
+	(void)target, (void)symbols;
 	struct ws_runtime *runtime = calloc(1, sizeof(*runtime));
 	if (!runtime)
 		return &ws_error_nomem;
 	runtime->ops = &threads_ops;
-	runtime->unbudgeted = true;
+	runtime->caps = &threads_caps;
 	*ret = runtime;
 	return NULL;
+}
+
+struct ws_error *ws_runtime_threads_detect(struct ws_target *target,
+					   struct ws_symbols *symbols,
+					   struct ws_runtime **ret)
+{
+	return ws_runtime_threads_create(target, symbols, ret);
 }

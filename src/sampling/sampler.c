@@ -1,7 +1,8 @@
 /*
- * One tick of sampling (see ws_sampler.h). The target's pause covers only
- * stop, register reads, the adapter's registry walk and the stack copies;
- * unwinding and symbolization run after the resume, on the copies.
+ * One tick of sampling (see ws_sampler.h): the tick kind the runtime
+ * declares takes the tasks and their stack copies (tick_*.c; the target's
+ * pause covers only stopping, listing and copying), then, with the target
+ * running again, each copy is unwound and its frames named here.
  */
 #include "ws_sampler.h"
 
@@ -13,28 +14,28 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "ws_random.h"
+#include "ws_grow.h"
 #include "ws_snapshot.h"
 #include "ws_symbols.h"
 #include "ws_target.h"
 #include "ws_unwind.h"
 
-static const char *const phase_names[4] = {"stop", "list", "copy", "resume"};
+static const char *const phase_names[WS_NPHASES] = {"stop", "list", "copy",
+						     "resume"};
 
-
-/* WALLSPY_UNWINDER=libdw|libunwind overrides the runtime's choice (for
- * comparing the two; see wallspy(1)). */
+/* The runtime's unwinder, unless a switch overrides it (for comparing the
+ * two; see wallspy(1)). */
 static struct ws_error *choose_backend(struct ws_sampler *s)
 {
-	const char *env = getenv("WALLSPY_UNWINDER");
-	bool libdw = s->runtime && s->runtime->prefer_libdw;
-	if (env && strcmp(env, "libdw") == 0)
+	const struct ws_runtime_caps *caps = s->runtime ? s->runtime->caps : NULL;
+	bool libdw = caps && caps->prefer_libdw;
+	if (s->options.switches.unwinder == WS_UNWINDER_LIBDW)
 		libdw = true;
-	else if (env && strcmp(env, "libunwind") == 0)
+	else if (s->options.switches.unwinder == WS_UNWINDER_LIBUNWIND)
 		libdw = false;
 	ws_unwinder_use_step_cache(s->unwinder,
-				   libdw && s->runtime && s->runtime->fixed_frames &&
-				   !getenv("WALLSPY_NO_STEP_CACHE"));
+				   libdw && caps && caps->fixed_frames &&
+				   !s->options.switches.no_step_cache);
 	return ws_unwinder_set_backend(s->unwinder, libdw ? WS_UNWIND_LIBDW
 							  : WS_UNWIND_LIBUNWIND);
 }
@@ -44,10 +45,11 @@ static void find_root(struct ws_sampler *s)
 {
 	memset(&s->root_frame, 0, sizeof(s->root_frame));
 	s->root_pc = 0;
-	if (!s->runtime || !s->runtime->root_function)
+	const char *root = s->runtime ? s->runtime->caps->root_function : NULL;
+	if (!root)
 		return;
-	s->root_frame.function = s->runtime->root_function;
-	if (ws_symbols_find_function(s->symbols, s->runtime->root_function,
+	s->root_frame.function = root;
+	if (ws_symbols_find_function(s->symbols, root,
 				     &s->root_pc)) {
 		/* Named at its first line, the same for every task. */
 		const struct ws_location *loc =
@@ -87,9 +89,12 @@ struct ws_error *ws_sampler_create(struct ws_target *target,
 		s->options.stop_timeout_ns = WS_DEFAULT_STOP_TIMEOUT_NS;
 	ws_snapshot_set_init(&s->snapshots, target->pid);
 	ws_live_init(&s->live, target->pid);
-	s->ns_per_task = 2000; /* a first guess; measured from the first tick */
-	s->unwind_ns_per_task = 10000;
-	ws_random_seed(&s->rng, ws_now_ns());
+	struct ws_budget_options budget = {
+		.max_pause_ns = options->max_pause_ns,
+		.max_cpu = options->max_cpu,
+		.interval_ns = options->interval_ns,
+	};
+	ws_budget_init(&s->budget, &budget, ws_now_ns());
 	s->pcs = calloc(s->options.max_frames, sizeof(*s->pcs));
 	s->alt_pcs = calloc(s->options.max_frames, sizeof(*s->alt_pcs));
 	struct ws_error *err = s->pcs && s->alt_pcs ? NULL : &ws_error_nomem;
@@ -106,9 +111,9 @@ struct ws_error *ws_sampler_create(struct ws_target *target,
 	/* One slot per task up to 4096 tasks. Not for fixed-frame runtimes
 	 * (Go): their learnt steps unwind a stack faster than it hashes
 	 * (go_parked_n 1000: 1.35 us per sample without, 1.5 with).
-	 * WALLSPY_NO_STACK_CACHE turns it off (to compare). */
-	if (!err && !s->runtime->fixed_frames &&
-	    !getenv("WALLSPY_NO_STACK_CACHE"))
+	 * A switch turns it off (to compare). */
+	if (!err && !s->runtime->caps->fixed_frames &&
+	    !s->options.switches.no_stack_cache)
 		s->stack_cache = ws_stack_cache_create(4096);
 	if (!err)
 		err = ws_maps_reload(&s->snapshots.maps);
@@ -124,10 +129,10 @@ void ws_sampler_destroy(struct ws_sampler *s)
 {
 	if (!s)
 		return;
-	if (getenv("WALLSPY_DEBUG_PAUSE") && s->ticks) {
+	if (s->options.switches.report_pause && s->ticks) {
 		fprintf(stderr, "wallspy: mean %s per tick:",
 			s->live.ticks ? "time (target running)" : "pause");
-		for (int i = 0; i < 4; i++)
+		for (int i = 0; i < WS_NPHASES; i++)
 			fprintf(stderr, " %s %.3f ms", phase_names[i],
 				(double)s->phase_ns[i] / (double)s->ticks / 1e6);
 		fputc('\n', stderr);
@@ -154,22 +159,15 @@ void ws_sampler_destroy(struct ws_sampler *s)
 
 const char *ws_sampler_runtime_name(const struct ws_sampler *s)
 {
-	return s->runtime->name ? s->runtime->name : s->runtime->ops->name;
+	return ws_runtime_name(s->runtime);
 }
 
 static struct ws_frame *reserve_frames(struct ws_sampler *s, size_t used,
 				       size_t more)
 {
-	if (used + more > s->frames_capacity) {
-		size_t cap = s->frames_capacity ? s->frames_capacity : 1024;
-		while (cap < used + more)
-			cap *= 2;
-		struct ws_frame *f = realloc(s->tick.frames, cap * sizeof(*f));
-		if (!f)
-			return NULL;
-		s->tick.frames = f;
-		s->frames_capacity = cap;
-	}
+	if (!ws_grow((void **)&s->tick.frames, &s->frames_capacity,
+		     used + more, sizeof(*s->tick.frames)))
+		return NULL;
 	return s->tick.frames + used;
 }
 
@@ -194,96 +192,6 @@ static struct ws_error *reopen_after_exec(struct ws_sampler *s)
 	if (err)
 		return err;
 	return open_debuginfo(s);
-}
-
-/* Below this many tasks a tick samples them all: the saving would be
- * small and the sampling noise large. */
-enum { MIN_TASKS_PER_TICK = 32 };
-
-/* How many tasks the rest of the pause budget affords (0: no budget). In
- * a live tick tasks are read while the target runs: no pause to budget,
- * but reading them is wallspy's CPU too. */
-size_t ws_sampler_task_limit(struct ws_sampler *s, uint64_t spent_ns, bool live)
-{
-	if (s->runtime->unbudgeted)
-		return 0;
-	double n = -1;
-	uint64_t budget = s->options.max_pause_ns;
-	if (budget && !live) {
-		double left = budget > spent_ns ? (double)(budget - spent_ns) : 0;
-		n = left / s->ns_per_task;
-	}
-	if (s->options.max_cpu > 0 && s->options.interval_ns) {
-		/* What one tick may spend after the resume (and, live,
-		 * before). */
-		double per = s->unwind_ns_per_task + (live ? s->ns_per_task : 0);
-		double cpu = s->options.max_cpu * (double)s->options.interval_ns /
-			     per;
-		if (n < 0 || cpu < n)
-			n = cpu;
-	}
-	if (n < 0)
-		return 0;
-	return n < MIN_TASKS_PER_TICK ? MIN_TASKS_PER_TICK : (size_t)n;
-}
-
-/* Keeps a uniform random subset of k tasks (partial Fisher-Yates); each
- * kept task stands for n/k of them. */
-void ws_sampler_subsample(struct ws_sampler *s, size_t k)
-{
-	struct ws_task_list *l = &s->tasks;
-	size_t n = l->n;
-	for (size_t i = 0; i < k; i++) {
-		size_t j = i + (size_t)ws_random_below(&s->rng, n - i);
-		struct ws_task t = l->tasks[i];
-		l->tasks[i] = l->tasks[j];
-		l->tasks[j] = t;
-		double scale = l->tasks[i].scale > 0 ? l->tasks[i].scale : 1;
-		l->tasks[i].scale = scale * (double)n / (double)k;
-	}
-	l->n = k;
-}
-
-/* A saved context at the root's or the entry's first instruction has never
- * run: its pc is where it will start, not a return address. */
-void ws_sampler_set_pc_exact(struct ws_sampler *s, struct ws_task *t)
-{
-	uint64_t pc = t->regs.value[WS_REG_RIP];
-	t->pc_exact = t->start == WS_START_SAVED &&
-		      ((s->root_pc && pc == s->root_pc) ||
-		       (t->entry_pc && pc == t->entry_pc));
-}
-
-/* The part of a tick that runs while the target is stopped. */
-static struct ws_error *stopped_phase(struct ws_sampler *s)
-{
-	struct ws_tick *tick = &s->tick;
-	uint64_t t0 = ws_now_ns();
-	size_t limit = ws_sampler_task_limit(s, t0 - tick->start_ns, false);
-	ws_task_list_clear(&s->tasks);
-	struct ws_error *err = s->runtime->ops->list_tasks(s->runtime,
-							   s->target, limit,
-							   &s->tasks);
-	if (err)
-		return err;
-	size_t listed = s->tasks.n;
-	for (size_t i = 0; i < s->tasks.n; i++)
-		ws_sampler_set_pc_exact(s, &s->tasks.tasks[i]);
-	uint64_t t1 = ws_now_ns();
-	s->phase_ns[1] += t1 - t0;
-	if (limit && s->tasks.n > limit)
-		ws_sampler_subsample(s, limit);
-	err = ws_snapshot_take(&s->snapshots, s->target, &s->tasks,
-			       s->options.max_stack);
-	if (err)
-		return err;
-	s->phase_ns[2] += ws_now_ns() - t1;
-	if (listed) {
-		/* Listing and copying dominate a large tick's pause. */
-		double per = (double)(ws_now_ns() - t0) / (double)listed;
-		s->ns_per_task = 0.8 * s->ns_per_task + 0.2 * per;
-	}
-	return NULL;
 }
 
 /* True when pc lies in executable memory of the target. An unwinder that
@@ -367,7 +275,7 @@ static bool refresh_modules(struct ws_sampler *s)
 static size_t cut_at_root(struct ws_sampler *s, struct ws_frame *frames,
 			  size_t n, bool *found)
 {
-	const char *root = s->runtime->root_function;
+	const char *root = s->runtime->caps->root_function;
 	*found = false;
 	if (!root)
 		return n;
@@ -514,82 +422,21 @@ static struct ws_error *unwind_all(struct ws_sampler *s)
 	return NULL;
 }
 
-/* A tick that holds every thread until all are copied: the registry of a
- * green-thread runtime must be read while nothing runs. */
-struct ws_error *ws_sampler_stopped_tick(struct ws_sampler *s)
+/* The tick kind the runtime declares; live ticks only where allowed
+ * (record, attach). */
+static struct ws_error *take_tasks(struct ws_sampler *s)
 {
-	struct ws_tick *tick = &s->tick;
-	size_t stopped;
-	struct ws_error *err = ws_target_stop_all(s->target,
-						  s->options.stop_timeout_ns,
-						  NULL, NULL, &stopped, NULL);
-	s->phase_ns[0] += ws_now_ns() - tick->start_ns;
-	if (!err)
-		err = stopped_phase(s);
-	uint64_t resume_start = ws_now_ns();
-	ws_target_resume_all(s->target);
-	uint64_t end = ws_now_ns();
-	s->phase_ns[3] += end - resume_start;
-	tick->pause_ns = end - tick->start_ns;
-	return err;
-}
-
-struct rolling {
-	struct ws_sampler *sampler;
-	struct ws_error *err;
-};
-
-static void visit_thread(struct ws_thread *th, void *arg)
-{
-	struct rolling *r = arg;
-	struct ws_sampler *s = r->sampler;
-	if (r->err)
-		return;
-	struct ws_task *task = ws_task_list_add(&s->tasks);
-	if (!task) {
-		r->err = &ws_error_nomem;
-		return;
+	switch (s->runtime->caps->tick) {
+	case WS_TICK_ROLLING:
+		return ws_tick_rolling(s);
+	case WS_TICK_LIVE:
+		if (s->options.live)
+			return ws_tick_live(s);
+		break;
+	case WS_TICK_STOPPED:
+		break;
 	}
-	ws_runtime_threads_describe(th, task);
-	r->err = ws_snapshot_take_thread(&s->snapshots, s->tasks.n - 1, th,
-					 task, s->options.max_stack);
-}
-
-/* A tick for OS threads, which are sampled independently: each thread is
- * resumed as soon as its registers and stack top are copied, instead of
- * waiting for the slowest one (on a busy machine a runnable thread may take
- * a millisecond to reach its stop). The pause reported is the longest any
- * one thread was held. */
-static struct ws_error *rolling_tick(struct ws_sampler *s)
-{
-	struct ws_tick *tick = &s->tick;
-	ws_task_list_clear(&s->tasks);
-	s->snapshots.n = 0;
-	struct rolling r = {.sampler = s};
-	size_t stopped;
-	uint64_t longest;
-	struct ws_error *err = ws_target_stop_all(s->target,
-						  s->options.stop_timeout_ns,
-						  visit_thread, &r, &stopped,
-						  &longest);
-	if (!err)
-		err = r.err;
-	/* Threads that did not stop in time are listed as such. */
-	for (size_t i = 0; !err && i < s->target->nthreads; i++) {
-		struct ws_thread *th = &s->target->threads[i];
-		if (th->run == WS_THREAD_GONE || (th->visited && th->regs_valid))
-			continue;
-		struct ws_task *task = ws_task_list_add(&s->tasks);
-		if (!task)
-			return &ws_error_nomem;
-		ws_runtime_threads_describe(th, task);
-		err = ws_snapshot_take_thread(&s->snapshots, s->tasks.n - 1,
-					      th, task, s->options.max_stack);
-	}
-	/* Group-stopped threads were put back into their stop already. */
-	s->phase_ns[0] += ws_now_ns() - tick->start_ns;
-	tick->pause_ns = longest;
-	return err;
+	return ws_tick_stopped(s);
 }
 
 struct ws_error *ws_sampler_tick(struct ws_sampler *s,
@@ -605,12 +452,7 @@ struct ws_error *ws_sampler_tick(struct ws_sampler *s,
 	struct ws_tick *tick = &s->tick;
 	tick->ntasks = 0;
 	tick->start_ns = ws_now_ns();
-	if (s->runtime->unbudgeted)
-		err = rolling_tick(s);
-	else if (s->options.live && s->runtime->live_reads)
-		err = ws_sampler_live_tick(s);
-	else
-		err = ws_sampler_stopped_tick(s);
+	err = take_tasks(s);
 	if (err)
 		return err;
 	s->ticks++;
@@ -624,22 +466,15 @@ struct ws_error *ws_sampler_tick(struct ws_sampler *s,
 	if (unnamed || s->ticks % 100 == 0)
 		ws_target_read_names(s->target);
 
-	if (s->tasks.n > s->tick_capacity) {
-		struct ws_tick_task *t = realloc(tick->tasks,
-						 s->tasks.n * sizeof(*t));
-		if (!t)
-			return &ws_error_nomem;
-		tick->tasks = t;
-		s->tick_capacity = s->tasks.n;
-	}
+	if (!ws_grow((void **)&tick->tasks, &s->tick_capacity, s->tasks.n,
+		     sizeof(*tick->tasks)))
+		return &ws_error_nomem;
 	uint64_t unwind_start = ws_now_ns();
 	err = unwind_all(s);
 	if (err)
 		return err;
-	if (s->tasks.n) {
-		double per = (double)(ws_now_ns() - unwind_start) / (double)s->tasks.n;
-		s->unwind_ns_per_task = 0.8 * s->unwind_ns_per_task + 0.2 * per;
-	}
+	ws_budget_note_unwind(&s->budget, ws_now_ns() - unwind_start,
+			      s->tasks.n);
 	*ret = tick;
 	return NULL;
 }

@@ -1,7 +1,8 @@
 /*
- * The sampler's state, shared by its tick kinds: sampler.c (stopped and
- * rolling ticks, unwinding, naming) and sampler_live.c (live ticks, which
- * read tasks while the target runs). Private to those files.
+ * The sampler's state, shared by its parts: sampler.c (creating, choosing
+ * the tick kind, unwinding and naming) and the tick kinds, tick_stopped.c,
+ * tick_rolling.c and tick_live.c (which falls back to the stopped tick).
+ * Private to those files.
  */
 #ifndef WS_SAMPLER_INTERNAL_H
 #define WS_SAMPLER_INTERNAL_H
@@ -10,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ws_random.h"
+#include "ws_budget.h"
 #include "ws_runtime.h"
 #include "ws_sampler.h"
 #include "ws_snapshot.h"
@@ -35,12 +36,18 @@ struct ws_live {
 	uint64_t ticks, tasks_listed, tasks_gone, tasks_held;
 };
 
+/* Where the pause goes, summed over ticks (reported with
+ * switches.report_pause). */
+enum ws_phase { WS_PHASE_STOP, WS_PHASE_LIST, WS_PHASE_COPY, WS_PHASE_RESUME,
+		WS_NPHASES };
+
 struct ws_sampler {
 	struct ws_target *target;
 	struct ws_sampler_options options;
 	struct ws_symbols *symbols;
 	struct ws_runtime *runtime;
 	struct ws_unwinder *unwinder;
+	struct ws_budget budget;
 	struct ws_task_list tasks;
 	struct ws_snapshot_set snapshots;
 	struct ws_pc *pcs;           /* options.max_frames */
@@ -57,39 +64,44 @@ struct ws_sampler {
 	 * never run. */
 	struct ws_frame root_frame;
 	uint64_t root_pc;
-	/* Pause budget: estimated cost of listing + copying one task (ns,
-	 * moving average) and the subsampling random state. */
-	double ns_per_task;
-	double unwind_ns_per_task; /* unwinding + naming, moving average */
-	struct ws_random rng;
 	uint64_t last_refresh_ns;  /* of the module list (dlopen) */
-	/* Where the pause goes, summed over ticks: stop, list, copy, resume
-	 * (printed at the end when WALLSPY_DEBUG_PAUSE is set). */
-	uint64_t phase_ns[4];
+	uint64_t phase_ns[WS_NPHASES];
 	struct ws_live live;
 	/* Unwinds of unchanged stacks, reused (NULL: off). */
 	struct ws_stack_cache *stack_cache;
 	uint64_t unwinds_reused;
 };
 
+/* The read context of a tick: the budgets' task limit and the random
+ * generator behind subsets. */
+static inline struct ws_read_context ws_sampler_context(struct ws_sampler *s,
+							bool live,
+							size_t limit)
+{
+	return (struct ws_read_context){
+		.live = live, .limit = limit, .random = &s->budget.random,
+	};
+}
 
-/* How many tasks the budgets afford this tick (0: no limit); `spent_ns`
- * of the pause is gone already. Live: no pause to budget, but reading
- * tasks is wallspy's CPU too. */
-size_t ws_sampler_task_limit(struct ws_sampler *s, uint64_t spent_ns,
-			     bool live);
-/* Keeps a uniform random subset of k of the listed tasks, each standing
- * for tasks/k. */
-void ws_sampler_subsample(struct ws_sampler *s, size_t k);
-/* Marks a saved context that has never run (see ws_task.pc_exact). */
-void ws_sampler_set_pc_exact(struct ws_sampler *s, struct ws_task *t);
+/* Marks a saved context that has never run (see ws_task.pc_exact): its
+ * pc, at the root's or the entry's first instruction, is where it will
+ * start, not a return address. */
+static inline void ws_sampler_set_pc_exact(const struct ws_sampler *s,
+					   struct ws_task *t)
+{
+	uint64_t pc = t->regs.value[WS_REG_RIP];
+	t->pc_exact = t->start == WS_START_SAVED &&
+		      ((s->root_pc && pc == s->root_pc) ||
+		       (t->entry_pc && pc == t->entry_pc));
+}
+
+/* The tick kinds. Each fills s->tasks and s->snapshots (one per task)
+ * and the tick's pause, and leaves every thread it stopped resumed. */
+struct ws_error *ws_tick_stopped(struct ws_sampler *s);
+struct ws_error *ws_tick_rolling(struct ws_sampler *s);
+struct ws_error *ws_tick_live(struct ws_sampler *s);
 
 void ws_live_init(struct ws_live *live, pid_t pid);
 void ws_live_deinit(struct ws_live *live);
-/* A live tick (see sampler_live.c): fills s->tasks and s->snapshots and
- * the tick's pause. */
-struct ws_error *ws_sampler_live_tick(struct ws_sampler *s);
-/* The same holding every thread of the target (sampler.c). */
-struct ws_error *ws_sampler_stopped_tick(struct ws_sampler *s);
 
 #endif

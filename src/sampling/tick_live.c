@@ -1,8 +1,10 @@
 /*
- * Live ticks (see ws_sampler.h, ws_runtime.h): the registry and the parked
- * tasks' stacks are read while the target runs, and each task is read
- * again after its copy; only the threads that run a task are stopped, one
- * at a time. Used by record and attach when the runtime supports it.
+ * The live tick (WS_TICK_LIVE, see ws_runtime.h): the registry and the
+ * parked tasks' stacks are read while the target runs, and each task is
+ * read again after its copy; only the threads that run a task are stopped,
+ * one at a time. Tasks that will not hold still, and a registry that cannot
+ * be read live, are taken with every thread stopped (tick_stopped.c). Used
+ * by record and attach when the runtime supports it.
  */
 #include "sampler_internal.h"
 
@@ -74,9 +76,11 @@ static struct ws_error *retry_changed(struct ws_sampler *s, size_t nretry)
 		err = ws_snapshot_take(&s->live.retry_snaps, s->target, &s->live.retry,
 				       s->options.max_stack);
 	enum ws_reread *verdicts = s->live.verdicts + s->tasks.n;
+	struct ws_read_context context = ws_sampler_context(s, true, 0);
 	if (!err)
-		err = s->runtime->ops->reread(s->runtime, s->target,
-					      s->live.retry.tasks, nretry, verdicts);
+		err = s->runtime->ops->reread(s->runtime, s->target, &context,
+					      s->live.retry.tasks, nretry,
+					      verdicts);
 	if (err)
 		return err;
 	for (size_t j = 0; j < nretry; j++) {
@@ -111,8 +115,9 @@ static void visit_running(struct ws_thread *th, void *arg)
 			continue;
 		s->live.pending[k] = SIZE_MAX;
 		enum ws_reread verdict;
-		v->err = s->runtime->ops->reread(s->runtime, s->target, t, 1,
-						 &verdict);
+		struct ws_read_context context = ws_sampler_context(s, true, 0);
+		v->err = s->runtime->ops->reread(s->runtime, s->target,
+						 &context, t, 1, &verdict);
 		if (v->err)
 			return;
 		if (verdict == WS_REREAD_GONE) {
@@ -163,7 +168,7 @@ static const char torn[] = "changed while being read";
 static struct ws_error *take_rest_stopped(struct ws_sampler *s,
 					  uint64_t *pause_ns)
 {
-	size_t limit = ws_sampler_task_limit(s, 0, false);
+	size_t limit = ws_budget_task_limit(&s->budget, 0, false);
 	if (limit && s->live.nrest > limit) {
 		for (size_t j = limit; j < s->live.nrest; j++) {
 			struct ws_snapshot *snap = &s->snapshots.snaps[s->live.rest[j]];
@@ -178,10 +183,11 @@ static struct ws_error *take_rest_stopped(struct ws_sampler *s,
 						  s->options.stop_timeout_ns,
 						  NULL, NULL, &stopped, NULL);
 	enum ws_reread *verdicts = s->live.verdicts + s->tasks.n;
+	struct ws_read_context context = ws_sampler_context(s, false, 0);
 	if (!err)
 		err = gather(s, s->live.rest, s->live.nrest);
 	if (!err)
-		err = s->runtime->ops->reread(s->runtime, s->target,
+		err = s->runtime->ops->reread(s->runtime, s->target, &context,
 					      s->live.retry.tasks, s->live.nrest,
 					      verdicts);
 	if (!err) {
@@ -250,43 +256,41 @@ static size_t put_stackless_last(struct ws_task_list *l)
  * ended meanwhile is dropped. The threads that run a task are stopped one
  * at a time, each just long enough to read its registers and copy its
  * stack. The pause reported is the longest any thread was held. */
-struct ws_error *ws_sampler_live_tick(struct ws_sampler *s)
+struct ws_error *ws_tick_live(struct ws_sampler *s)
 {
 	struct ws_tick *tick = &s->tick;
 	struct ws_runtime *rt = s->runtime;
 	ws_target_forget_regs(s->target);
-	rt->live = true;
 	uint64_t t0 = ws_now_ns();
-	size_t limit = ws_sampler_task_limit(s, 0, true);
+	size_t limit = ws_budget_task_limit(&s->budget, 0, true);
+	struct ws_read_context context = ws_sampler_context(s, true, limit);
 	ws_task_list_clear(&s->tasks);
-	struct ws_error *err = rt->ops->list_tasks(rt, s->target, limit,
+	struct ws_error *err = rt->ops->list_tasks(rt, s->target, &context,
 						   &s->tasks);
 	if (err) {
 		/* Read while it changed (a registry array freed as it
 		 * grew): this tick holds every thread instead. */
 		ws_error_destroy(err);
-		rt->live = false;
-		return ws_sampler_stopped_tick(s);
+		return ws_tick_stopped(s);
 	}
 	if (limit && s->tasks.n > limit)
-		ws_sampler_subsample(s, limit);
+		ws_budget_subsample(&s->budget, &s->tasks, limit);
 	size_t all = s->tasks.n;
 	size_t n = put_stackless_last(&s->tasks);
 	for (size_t i = 0; i < n; i++)
 		ws_sampler_set_pc_exact(s, &s->tasks.tasks[i]);
 	uint64_t t1 = ws_now_ns();
-	s->phase_ns[1] += t1 - t0;
-	if (!live_reserve(s, 2 * all)) {
-		err = &ws_error_nomem;
-		goto out;
-	}
+	s->phase_ns[WS_PHASE_LIST] += t1 - t0;
+	if (!live_reserve(s, 2 * all))
+		return &ws_error_nomem;
+	context.limit = 0;
 	err = ws_snapshot_take(&s->snapshots, s->target, &s->tasks,
 			       s->options.max_stack);
 	if (!err)
-		err = rt->ops->reread(rt, s->target, s->tasks.tasks, n,
-				      s->live.verdicts);
+		err = rt->ops->reread(rt, s->target, &context, s->tasks.tasks,
+				      n, s->live.verdicts);
 	if (err)
-		goto out;
+		return err;
 
 	size_t nretry = 0;
 	s->live.npending = 0;
@@ -310,25 +314,20 @@ struct ws_error *ws_sampler_live_tick(struct ws_sampler *s)
 		}
 	}
 	if (nretry && (err = retry_changed(s, nretry)))
-		goto out;
+		return err;
 	uint64_t t2 = ws_now_ns();
-	s->phase_ns[2] += t2 - t1;
+	s->phase_ns[WS_PHASE_COPY] += t2 - t1;
 
 	uint64_t longest = 0, held = 0;
 	if (s->live.npending && (err = take_running(s, &longest)))
-		goto out;
+		return err;
 	if (s->live.nrest && (err = take_rest_stopped(s, &held)))
-		goto out;
-	s->phase_ns[0] += ws_now_ns() - t2;
+		return err;
+	s->phase_ns[WS_PHASE_STOP] += ws_now_ns() - t2;
 	drop_gone(s);
-	if (all) {
-		double per = (double)(t2 - t0) / (double)all;
-		s->ns_per_task = 0.8 * s->ns_per_task + 0.2 * per;
-	}
+	ws_budget_note_read(&s->budget, t2 - t0, all);
 	s->live.ticks++;
 	s->live.tasks_listed += all;
 	tick->pause_ns = held > longest ? held : longest;
-out:
-	rt->live = false;
-	return err;
+	return NULL;
 }

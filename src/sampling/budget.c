@@ -1,0 +1,68 @@
+/*
+ * The pause and CPU budgets of a tick (see ws_budget.h): task counts from
+ * measured costs, and the unbiased subsample that keeps a tick within them.
+ */
+#include "ws_budget.h"
+
+void ws_budget_init(struct ws_budget *b, const struct ws_budget_options *o,
+		    uint64_t seed)
+{
+	b->options = *o;
+	b->read_ns_per_task = 2000;
+	b->unwind_ns_per_task = 10000;
+	ws_random_seed(&b->random, seed);
+}
+
+void ws_budget_note_read(struct ws_budget *b, uint64_t ns, size_t tasks)
+{
+	if (tasks)
+		ws_budget_average(&b->read_ns_per_task,
+				  (double)ns / (double)tasks);
+}
+
+void ws_budget_note_unwind(struct ws_budget *b, uint64_t ns, size_t tasks)
+{
+	if (tasks)
+		ws_budget_average(&b->unwind_ns_per_task,
+				  (double)ns / (double)tasks);
+}
+
+size_t ws_budget_task_limit(const struct ws_budget *b, uint64_t spent_ns,
+			    bool live)
+{
+	const struct ws_budget_options *o = &b->options;
+	double n = -1;
+	if (o->max_pause_ns && !live) {
+		double left = o->max_pause_ns > spent_ns
+				      ? (double)(o->max_pause_ns - spent_ns)
+				      : 0;
+		n = left / b->read_ns_per_task;
+	}
+	if (o->max_cpu > 0 && o->interval_ns) {
+		/* What one tick may spend after the resume (and, live,
+		 * before). */
+		double per = b->unwind_ns_per_task +
+			     (live ? b->read_ns_per_task : 0);
+		double cpu = o->max_cpu * (double)o->interval_ns / per;
+		if (n < 0 || cpu < n)
+			n = cpu;
+	}
+	if (n < 0)
+		return 0;
+	return n < WS_BUDGET_MIN_TASKS ? WS_BUDGET_MIN_TASKS : (size_t)n;
+}
+
+void ws_budget_subsample(struct ws_budget *b, struct ws_task_list *list,
+			 size_t k)
+{
+	size_t n = list->n;
+	if (k >= n)
+		return;
+	ws_random_sample_front(&b->random, list->tasks, n, k,
+			       sizeof(*list->tasks));
+	for (size_t i = 0; i < k; i++) {
+		struct ws_task *t = &list->tasks[i];
+		t->scale = (t->scale > 0 ? t->scale : 1) * (double)n / (double)k;
+	}
+	list->n = k;
+}
