@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ws_grow.h"
 #include "ws_remote_memory.h"
 #include "ws_target.h"
 
@@ -141,14 +142,9 @@ struct ws_error *ws_snapshot_take(struct ws_snapshot_set *set,
 				  const struct ws_task_list *tasks,
 				  size_t max_stack)
 {
-	if (tasks->n > set->capacity) {
-		struct ws_snapshot *s = realloc(set->snaps,
-						tasks->n * sizeof(*s));
-		if (!s)
-			return &ws_error_nomem;
-		set->snaps = s;
-		set->capacity = tasks->n;
-	}
+	if (!ws_grow((void **)&set->snaps, &set->capacity, tasks->n,
+		     sizeof(*set->snaps)))
+		return &ws_error_nomem;
 	set->n = tasks->n;
 
 	/* First pass: registers and the range each copy needs. */
@@ -162,6 +158,8 @@ struct ws_error *ws_snapshot_take(struct ws_snapshot_set *set,
 		total += set->snaps[i].stack_size;
 	}
 
+	/* Exactly what this tick copies, not ws_grow's doubling: the arena
+	 * is most of a large recording's memory (10k goroutines' stacks). */
 	if (total > set->arena_size) {
 		uint8_t *arena = realloc(set->arena, total);
 		if (!arena)
@@ -201,16 +199,9 @@ struct ws_error *ws_snapshot_take_thread(struct ws_snapshot_set *set,
 					 const struct ws_task *task,
 					 size_t max_stack)
 {
-	if (index >= set->capacity) {
-		size_t cap = set->capacity ? set->capacity * 2 : 64;
-		while (cap <= index)
-			cap *= 2;
-		struct ws_snapshot *s = realloc(set->snaps, cap * sizeof(*s));
-		if (!s)
-			return &ws_error_nomem;
-		set->snaps = s;
-		set->capacity = cap;
-	}
+	if (!ws_grow((void **)&set->snaps, &set->capacity, index + 1,
+		     sizeof(*set->snaps)))
+		return &ws_error_nomem;
 	if (index >= set->n)
 		set->n = index + 1;
 	struct ws_snapshot *snap = &set->snaps[index];
@@ -220,13 +211,8 @@ struct ws_error *ws_snapshot_take_thread(struct ws_snapshot_set *set,
 		return NULL;
 	uint64_t sp = snap->stack_start;
 	size_t size = snap->stack_size;
-	if (size > th->stack_copy_size) {
-		uint8_t *b = realloc(th->stack_copy, size);
-		if (!b)
-			return &ws_error_nomem;
-		th->stack_copy = b;
-		th->stack_copy_size = size;
-	}
+	if (!ws_grow((void **)&th->stack_copy, &th->stack_copy_size, size, 1))
+		return &ws_error_nomem;
 	struct ws_remote_range r = {.address = sp, .buf = th->stack_copy,
 				    .size = size};
 	ws_remote_readv(set->maps.pid, &r, 1);
