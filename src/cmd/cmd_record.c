@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ws_clock.h"
 #include "ws_cmd_record.h"
 #include "ws_debugcache.h"
 #include "ws_folded.h"

@@ -24,13 +24,6 @@
 
 static const long seize_options = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC;
 
-uint64_t ws_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* --- the thread table --- */
 
 static size_t tid_slot(const struct ws_target *t, pid_t tid)
