@@ -8,6 +8,7 @@
  */
 #include "ws_profile.h"
 #include "ws_grow.h"
+#include "ws_hash.h"
 #include "ws_symbols.h"
 
 #include <inttypes.h>
@@ -83,72 +84,6 @@ static void index_set_insert(struct index_set *set, uint64_t *slot,
 {
 	*slot = ((uint64_t)hash << 32) | ((uint64_t)index + 1);
 	set->count++;
-}
-
-/* splitmix64's finalizer: every input bit affects every output bit, which
- * the low bits used for slot positions need. */
-static uint64_t hash_mix(uint64_t h)
-{
-	h ^= h >> 30;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 27;
-	h *= 0x94d049bb133111ebULL;
-	h ^= h >> 31;
-	return h;
-}
-
-static uint64_t load64(const unsigned char *p)
-{
-	uint64_t w;
-	memcpy(&w, p, sizeof(w));
-	return w;
-}
-
-static uint64_t load32(const unsigned char *p)
-{
-	uint32_t w;
-	memcpy(&w, p, sizeof(w));
-	return w;
-}
-
-/* 64x64 -> 128-bit product folded to 64 bits: one instruction's latency
- * mixes 16 input bytes. */
-static uint64_t fold_multiply(uint64_t a, uint64_t b)
-{
-	__uint128_t product = (__uint128_t)a * b;
-	return (uint64_t)product ^ (uint64_t)(product >> 64);
-}
-
-/* Hashes 16 bytes per step and reads the tail with overlapping loads: frame
- * names are hashed for every frame of every sample, so this sits on the
- * profile's hot path (a byte-at-a-time hash took ~40% of ws_profile_add).
- * Not meant to resist crafted collisions; those only cost probes. */
-static uint64_t hash_bytes(const void *data, size_t len, uint64_t seed)
-{
-	static const uint64_t k0 = 0x9e3779b97f4a7c15ULL;
-	static const uint64_t k1 = 0xc2b2ae3d27d4eb4fULL;
-	static const uint64_t k2 = 0x165667b19e3779f9ULL;
-	const unsigned char *p = data;
-	size_t n = len;
-	uint64_t h = seed ^ (len * k0);
-	while (n > 16) {
-		h = fold_multiply(load64(p) ^ k1, load64(p + 8) ^ h);
-		p += 16;
-		n -= 16;
-	}
-	uint64_t a = 0, b = 0;
-	if (n >= 8) {
-		a = load64(p);
-		b = load64(p + n - 8);
-	} else if (n >= 4) {
-		a = load32(p);
-		b = load32(p + n - 4);
-	} else if (n) {
-		a = (uint64_t)p[0] | (uint64_t)p[n / 2] << 8 |
-		    (uint64_t)p[n - 1] << 16;
-	}
-	h = fold_multiply(a ^ k1, b ^ h ^ k2);
-	return fold_multiply(h ^ k0, (uint64_t)len ^ k2);
 }
 
 /* Strings the profile keeps (frame names, files) live in large chunks: one
@@ -322,8 +257,8 @@ static struct ws_error *intern_frame(struct ws_profile *profile,
 		line = 0;
 	if (name_len > UINT32_MAX)
 		name_len = UINT32_MAX; /* a 4 GiB name: keep a prefix */
-	uint32_t hash = (uint32_t)(hash_bytes(name, name_len,
-					      (uint64_t)(unsigned)line) >> 32);
+	uint32_t hash = (uint32_t)(ws_hash_bytes(name, name_len,
+						 (uint64_t)(unsigned)line) >> 32);
 
 	struct frame_key key = {profile, name, name_len, file, line};
 	if (!index_set_reserve(&profile->frame_set))
@@ -457,8 +392,8 @@ static struct ws_error *intern_stack(struct ws_profile *profile,
 {
 	if (depth > UINT32_MAX)
 		return ws_error_create(WS_ERR_OTHER, "profile: stack too deep");
-	uint32_t hash = (uint32_t)(hash_bytes(frames, depth * sizeof(*frames),
-					      0) >> 32);
+	uint32_t hash = (uint32_t)(ws_hash_bytes(frames,
+						 depth * sizeof(*frames), 0) >> 32);
 	struct stack_key key = {profile, frames, depth};
 	if (!index_set_reserve(&profile->stack_set))
 		return &ws_error_nomem;
@@ -574,7 +509,7 @@ static struct ws_error *find_group(struct ws_profile *profile,
 				   struct group **ret)
 {
 	uint64_t key = group_key(profile->group_by, sample);
-	uint32_t hash = (uint32_t)(hash_mix(key) >> 32);
+	uint32_t hash = (uint32_t)(ws_hash_u64(key) >> 32);
 	struct group_lookup lookup = {profile, key};
 	if (!index_set_reserve(&profile->group_set))
 		return &ws_error_nomem;
