@@ -14,21 +14,17 @@
 #include <string.h>
 
 #include "ws_grow.h"
+#include "ws_hash.h"
 
 /* ------------------------------------------------------------------------ */
-/* The hash map (struct map in dwtype_internal.h): FNV-1a, linear probing,
- * at most half full. */
+/* The hash map (struct map in dwtype_internal.h): linear probing, at most
+ * half full. */
 
 static uint64_t map_hash(const void *scope, uint32_t extra, const char *key,
 			 size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)scope ^
-		     ((uint64_t)extra << 40);
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)key[i];
-		h *= 0x100000001b3ull;
-	}
-	return h ^ (h >> 31);
+	return ws_hash_bytes(key, len,
+			     ws_hash_u64((uint64_t)(uintptr_t)scope) ^ extra);
 }
 
 /* The slot holding the key, or the empty slot where it would go; NULL for a

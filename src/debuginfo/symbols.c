@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "ws_debugcache.h"
+#include "ws_hash.h"
 
 /* One slot of the location cache; location == NULL marks an empty slot. */
 struct cache_slot {
@@ -112,23 +113,11 @@ static const Dwfl_Callbacks proc_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-/* splitmix64's finalizer: pcs of one function differ in the low bits only,
- * and the table indexes by the low bits, so mix them all. */
+/* pcs of one function differ in the low bits only, and the table indexes
+ * by the low bits: ws_hash_u64 spreads them. */
 static uint64_t hash_pc(uint64_t pc, bool is_return_address)
 {
-	uint64_t x = pc ^ (is_return_address ? 0x9e3779b97f4a7c15ULL : 0);
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
-/* FNV-1a over s[0..len). */
-static uint64_t hash_string(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-	return h;
+	return ws_hash_u64(pc ^ (is_return_address ? 0x9e3779b97f4a7c15ULL : 0));
 }
 
 /* ---- the string table: names and paths, each stored once ---- */
@@ -166,7 +155,7 @@ static const char *intern_prefix(struct ws_symbols *symbols, const char *s,
 		*out_of_memory = true;
 		return NULL;
 	}
-	uint64_t hash = hash_string(s, len);
+	uint64_t hash = ws_hash_bytes(s, len, 0);
 	size_t mask = symbols->strings_capacity - 1;
 	size_t i = hash & mask;
 	for (; symbols->strings[i].str; i = (i + 1) & mask) {

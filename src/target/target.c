@@ -22,13 +22,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ws_hash.h"
+
 static const long seize_options = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC;
 
 /* --- the thread table --- */
 
 static size_t tid_slot(const struct ws_target *t, pid_t tid)
 {
-	return ((uint32_t)tid * 2654435761u) & (t->tid_index_size - 1);
+	return ws_hash_u64((uint32_t)tid) & (t->tid_index_size - 1);
 }
 
 static struct ws_thread *find_thread(struct ws_target *t, pid_t tid)
