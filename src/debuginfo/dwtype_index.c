@@ -138,11 +138,10 @@ static int collect_module(Dwfl_Module *mod, void **userdata, const char *name,
 	(void)userdata;
 	(void)start;
 	struct ws_dwtype_program *prog = arg;
-	struct module *mods = realloc(prog->mods,
-				      (prog->nmods + 1) * sizeof(*mods));
-	if (!mods)
+	if (!ws_grow((void **)&prog->mods, &prog->mods_cap, prog->nmods + 1,
+		     sizeof(*prog->mods)))
 		return DWARF_CB_ABORT;
-	prog->mods = mods;
+	struct module *mods = prog->mods;
 	struct module m = { .mod = mod, .name = name ? name : "?" };
 	mods[prog->nmods] = m;
 	if (!prog->have_executable && module_is_executable(mod)) {

@@ -55,7 +55,7 @@ struct ws_dwtype_program {
 	Dwfl *dwfl;
 	struct ws_memory_reader reader;
 	struct module *mods;    /* the main executable first */
-	size_t nmods;
+	size_t nmods, mods_cap;
 	bool have_executable;   /* mods[0] is it */
 	Dwarf_Die *dies;        /* indexed variables and types, all modules */
 	size_t ndies, dies_cap;

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "ws_debugcache.h"
+#include "ws_grow.h"
 #include "ws_hash.h"
 
 /* One slot of the location cache; location == NULL marks an empty slot. */
@@ -70,7 +71,7 @@ struct module_index {
 	Dwarf_Addr bias;
 	struct range_table cu_ranges;	/* value: the index into cus */
 	struct indexed_cu *cus;
-	size_t ncus;
+	size_t ncus, cus_capacity;
 };
 
 struct ws_symbols {
@@ -86,7 +87,7 @@ struct ws_symbols {
 	/* Few (one per module that needed one): searched linearly. Keyed by
 	 * module: modules are never removed (refresh only adds). */
 	struct module_index *module_indexes;
-	size_t nmodule_indexes;
+	size_t nmodule_indexes, module_indexes_capacity;
 };
 
 enum {
@@ -331,15 +332,9 @@ static bool find_call_chain(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *chain,
 static bool range_table_add(struct range_table *table, Dwarf_Addr low,
 			    Dwarf_Addr high, uint64_t value)
 {
-	if (table->count == table->capacity) {
-		size_t capacity = table->capacity ? table->capacity * 2 : 64;
-		struct addr_range *grown = realloc(table->ranges, capacity *
-						   sizeof(*grown));
-		if (!grown)
-			return false;
-		table->ranges = grown;
-		table->capacity = capacity;
-	}
+	if (!ws_grow((void **)&table->ranges, &table->capacity,
+		     table->count + 1, sizeof(*table->ranges)))
+		return false;
 	table->ranges[table->count++] = (struct addr_range){
 		.low = low,
 		.high = high,
@@ -467,7 +462,6 @@ static bool module_index_build(struct module_index *index)
 	Dwarf_Half version;
 	uint8_t unit_type;
 	Dwarf_Die cudie;
-	size_t capacity = 0;
 	while (ok && dwarf_get_units(index->dwarf, cu, &cu, &version,
 				     &unit_type, &cudie, NULL) == 0) {
 		/* Type units hold no code; other kinds leave cudie cleared. */
@@ -478,15 +472,10 @@ static bool module_index_build(struct module_index *index)
 		if (ncovered > 0 && bsearch(&offset, covered, ncovered,
 					    sizeof(*covered), compare_offsets))
 			continue;
-		if (index->ncus == capacity) {
-			capacity = capacity ? capacity * 2 : 64;
-			struct indexed_cu *grown = realloc(
-				index->cus, capacity * sizeof(*grown));
-			if (!grown) {
-				ok = false;
-				break;
-			}
-			index->cus = grown;
+		if (!ws_grow((void **)&index->cus, &index->cus_capacity,
+			     index->ncus + 1, sizeof(*index->cus))) {
+			ok = false;
+			break;
 		}
 		index->cus[index->ncus] = (struct indexed_cu){
 			.offset = offset,
@@ -519,18 +508,16 @@ static struct module_index *module_index_get(struct ws_symbols *symbols,
 	}
 	struct module_index index = { .module = module };
 	index.dwarf = dwfl_module_getdwarf(module, &index.bias);
-	struct module_index *grown = NULL;
-	if (!index.dwarf || module_index_build(&index))
-		grown = realloc(symbols->module_indexes,
-				(symbols->nmodule_indexes + 1) *
-				sizeof(*grown));
-	if (!grown) {
+	if ((index.dwarf && !module_index_build(&index)) ||
+	    !ws_grow((void **)&symbols->module_indexes,
+		     &symbols->module_indexes_capacity,
+		     symbols->nmodule_indexes + 1,
+		     sizeof(*symbols->module_indexes))) {
 		module_index_deinit(&index);
 		return NULL;
 	}
-	symbols->module_indexes = grown;
-	grown[symbols->nmodule_indexes] = index;
-	return &grown[symbols->nmodule_indexes++];
+	symbols->module_indexes[symbols->nmodule_indexes] = index;
+	return &symbols->module_indexes[symbols->nmodule_indexes++];
 }
 
 static bool is_scope_with_code(int tag)
@@ -648,6 +635,8 @@ static bool add_dwarf_frames(struct ws_symbols *symbols, Dwarf_Die *chain,
 		return false;
 
 	size_t nframes = (size_t)(depth - subprogram);
+	/* Not ws_grow: a location is a header and its frames in one block,
+	 * sized exactly (it lives as long as the cache, one per pc). */
 	struct ws_location *grown = realloc(*location, sizeof(**location) +
 					    nframes *
 					    sizeof(grown->frames[0]));

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ws_grow.h"
 #include "ws_hash.h"
 
 static const long seize_options = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC;
@@ -91,15 +92,9 @@ static struct ws_thread *add_thread(struct ws_target *t, pid_t tid,
 		existing->run = run;
 		return existing;
 	}
-	if (t->nthreads == t->capacity) {
-		size_t cap = t->capacity ? t->capacity * 2 : 16;
-		struct ws_thread *threads = realloc(t->threads,
-						    cap * sizeof(*threads));
-		if (!threads)
-			return NULL;
-		t->threads = threads;
-		t->capacity = cap;
-	}
+	if (!ws_grow((void **)&t->threads, &t->capacity, t->nthreads + 1,
+		     sizeof(*t->threads)))
+		return NULL;
 	/* Keep the index at most half full. */
 	if ((t->nthreads + 1) * 2 > t->tid_index_size &&
 	    rebuild_index(t, t->tid_index_size * 2))
