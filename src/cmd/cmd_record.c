@@ -26,6 +26,7 @@
 #include "ws_random.h"
 #include "ws_sampler.h"
 #include "ws_status.h"
+#include "ws_symbols.h"
 #include "ws_target.h"
 
 struct recording {
@@ -235,7 +236,6 @@ int ws_cmd_record(const struct ws_options *o)
 	struct recording r = {.options = o};
 	struct ws_error *err = NULL;
 	ws_random_seed(&r.rng, ws_now_ns());
-	ws_debugcache_set_enabled(!o->no_debug_cache);
 
 	ws_target_block_signals();
 	signal(SIGPIPE, SIG_IGN);
@@ -263,6 +263,10 @@ int ws_cmd_record(const struct ws_options *o)
 		.interval_ns = (uint64_t)(1e9 / o->rate),
 		.live = !o->stop_all,
 	};
+	/* The sampler opens debug info with ws_symbols_create, which takes
+	 * the cache from here. */
+	struct ws_debugcache *debug_cache = ws_cli_debug_cache(o);
+	ws_symbols_set_default_debug_cache(debug_cache);
 	if (!err)
 		err = ws_sampler_create(r.target, &so, &r.sampler);
 	if (!err)
@@ -279,6 +283,8 @@ int ws_cmd_record(const struct ws_options *o)
 			ws_target_kill(r.target);
 		ws_target_destroy(r.target);
 		ws_sampler_destroy(r.sampler);
+		ws_symbols_set_default_debug_cache(NULL);
+		ws_debugcache_close(debug_cache);
 		free(r.output_path);
 		return ws_cli_report(err);
 	}
@@ -328,6 +334,8 @@ int ws_cmd_record(const struct ws_options *o)
 			ru.ru_maxrss / 1024, target, r.output_path);
 	}
 	ws_sampler_destroy(r.sampler);
+	ws_symbols_set_default_debug_cache(NULL);
+	ws_debugcache_close(debug_cache);
 	ws_profile_destroy(r.profile);
 	ws_status_deinit(&r.status);
 	free(r.output_path);

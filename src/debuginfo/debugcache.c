@@ -27,8 +27,14 @@
 #include <unistd.h>
 
 struct ws_debugcache {
-	char *path;
-	int dirfd;
+	char *path;		/* NULL: no directory configured */
+	int dirfd;		/* -1 until opened */
+	enum {
+		CACHE_UNOPENED,	/* ws_debugcache_create: opened on first use */
+		CACHE_OPEN,
+		CACHE_UNUSABLE,	/* off or refused, decided once */
+	} state;
+	bool log;
 };
 
 /* libdwfl's default debuginfo_path ends in this directory; its build-id
@@ -42,20 +48,10 @@ enum { MAX_BUILD_ID = 100 };
 
 /* ---- logging: silent unless asked, one line per decision ---- */
 
-static bool log_enabled(void)
+__attribute__((format(printf, 2, 3)))
+static void cache_log(const struct ws_debugcache *cache, const char *fmt, ...)
 {
-	static int enabled = -1;
-	if (enabled < 0) {
-		const char *env = getenv("WALLSPY_DEBUG_CACHE_LOG");
-		enabled = env && *env && strcmp(env, "0") != 0;
-	}
-	return enabled;
-}
-
-__attribute__((format(printf, 1, 2)))
-static void cache_log(const char *fmt, ...)
-{
-	if (!log_enabled())
+	if (!cache->log)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
@@ -66,28 +62,6 @@ static void cache_log(const char *fmt, ...)
 }
 
 /* ---- the directory ---- */
-
-char *ws_debugcache_default_dir(void)
-{
-	const char *env = getenv("WALLSPY_DEBUG_CACHE");
-	if (env) {
-		if (!*env || strcmp(env, "off") == 0)
-			return NULL;
-		return strdup(env);
-	}
-	char *dir = NULL;
-	/* The XDG spec says to ignore a relative XDG_CACHE_HOME. */
-	const char *xdg = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME");
-	if (xdg && xdg[0] == '/') {
-		if (asprintf(&dir, "%s/wallspy/debuginfo", xdg) < 0)
-			dir = NULL;
-	} else if (home && home[0] == '/') {
-		if (asprintf(&dir, "%s/.cache/wallspy/debuginfo", home) < 0)
-			dir = NULL;
-	}
-	return dir;
-}
 
 /* mkdir -p with mode 0700 for what is missing; errors show when the
  * directory is opened. */
@@ -107,7 +81,9 @@ static void make_dirs(const char *dir)
 	free(copy);
 }
 
-struct ws_error *ws_debugcache_open(const char *dir, struct ws_debugcache **ret)
+/* Creates (mode 0700) and opens the directory `dir`, refusing one that is
+ * not safe (see ws_debugcache_open). */
+static struct ws_error *open_dir(const char *dir, int *ret)
 {
 	elf_version(EV_CURRENT);
 	make_dirs(dir);
@@ -130,15 +106,49 @@ struct ws_error *ws_debugcache_open(const char *dir, struct ws_debugcache **ret)
 				       (unsigned)(st.st_mode & 07777),
 				       (unsigned)geteuid());
 	}
+	*ret = dirfd;
+	return NULL;
+}
+
+/* A closed cache on `dir` (may be NULL); NULL when out of memory. */
+static struct ws_debugcache *cache_new(const char *dir, bool log)
+{
 	struct ws_debugcache *cache = calloc(1, sizeof(*cache));
-	if (cache)
-		cache->path = strdup(dir);
-	if (!cache || !cache->path) {
+	if (!cache)
+		return NULL;
+	cache->dirfd = -1;
+	cache->log = log;
+	if (dir && !(cache->path = strdup(dir))) {
 		free(cache);
+		return NULL;
+	}
+	return cache;
+}
+
+struct ws_error *ws_debugcache_open(const char *dir, struct ws_debugcache **ret)
+{
+	int dirfd;
+	struct ws_error *err = open_dir(dir, &dirfd);
+	if (err)
+		return err;
+	struct ws_debugcache *cache = cache_new(dir, false);
+	if (!cache) {
 		close(dirfd);
 		return &ws_error_nomem;
 	}
 	cache->dirfd = dirfd;
+	cache->state = CACHE_OPEN;
+	*ret = cache;
+	return NULL;
+}
+
+struct ws_error *ws_debugcache_create(const struct ws_debugcache_options *options,
+				      struct ws_debugcache **ret)
+{
+	struct ws_debugcache *cache = cache_new(options->dir, options->log);
+	if (!cache)
+		return &ws_error_nomem;
+	cache->state = CACHE_UNOPENED;
 	*ret = cache;
 	return NULL;
 }
@@ -147,9 +157,31 @@ void ws_debugcache_close(struct ws_debugcache *cache)
 {
 	if (!cache)
 		return;
-	close(cache->dirfd);
+	if (cache->dirfd >= 0)
+		close(cache->dirfd);
 	free(cache->path);
 	free(cache);
+}
+
+/* Whether the cache can be used, opening it on first use (decided once: a
+ * refused directory stays refused). */
+static bool cache_usable(struct ws_debugcache *cache)
+{
+	if (cache->state == CACHE_UNOPENED) {
+		cache->state = CACHE_UNUSABLE;
+		if (!cache->path) {
+			cache_log(cache, "off");
+			return false;
+		}
+		struct ws_error *err = open_dir(cache->path, &cache->dirfd);
+		if (err) {
+			cache_log(cache, "%s", err->message);
+			ws_error_destroy(err);
+			return false;
+		}
+		cache->state = CACHE_OPEN;
+	}
+	return cache->state == CACHE_OPEN;
 }
 
 /* Writes the copy under a temporary name in the cache directory and renames
@@ -228,6 +260,8 @@ struct ws_error *ws_debugcache_get(struct ws_debugcache *cache, int fd,
 {
 	*ret_fd = -1;
 	*ret_path = NULL;
+	if (!cache_usable(cache))
+		return ws_error_create(WS_ERR_OTHER, "no usable cache directory");
 	/* Our own Elf on the caller's fd: mmap reads leave its offset alone,
 	 * and decompressing changes only this Elf's memory. */
 	Elf *orig = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -263,8 +297,8 @@ struct ws_error *ws_debugcache_get(struct ws_debugcache *cache, int fd,
 	int cfd = open_checked(cache, name, orig, id, (size_t)id_len, &why);
 	if (cfd < 0) {
 		if (why)
-			cache_log("%s/%s: %s; writing it anew", cache->path,
-				  name, why->message);
+			cache_log(cache, "%s/%s: %s; writing it anew",
+				  cache->path, name, why->message);
 		ws_error_destroy(why);
 		err = store_copy(cache, orig, name);
 		if (err)
@@ -277,7 +311,7 @@ struct ws_error *ws_debugcache_get(struct ws_debugcache *cache, int fd,
 							  "vanished after writing");
 			goto out;
 		}
-		cache_log("wrote %s/%s", cache->path, name);
+		cache_log(cache, "wrote %s/%s", cache->path, name);
 	}
 	if (asprintf(ret_path, "%s/%s", cache->path, name) < 0) {
 		*ret_path = NULL;
@@ -293,37 +327,27 @@ out:
 
 /* ---- the Dwfl callbacks ---- */
 
-static bool enabled = true;
-static struct ws_debugcache *process_cache;
-static bool process_cache_tried;
-
-void ws_debugcache_set_enabled(bool on)
+static int attach_module(Dwfl_Module *mod, void **userdata, const char *name,
+			 Dwarf_Addr start, void *arg)
 {
-	enabled = on;
+	(void)mod, (void)name, (void)start;
+	if (!*userdata)
+		*userdata = arg;
+	return DWARF_CB_OK;
 }
 
-/* The process's cache, opened on first use; NULL when off or unusable
- * (decided once: a refused directory stays refused). */
-static struct ws_debugcache *cache_for_process(void)
+void ws_debugcache_attach(struct ws_debugcache *cache, Dwfl *dwfl)
 {
-	if (!enabled)
-		return NULL;
-	if (!process_cache_tried) {
-		process_cache_tried = true;
-		char *dir = ws_debugcache_default_dir();
-		if (!dir) {
-			cache_log("off");
-			return NULL;
-		}
-		struct ws_error *err = ws_debugcache_open(dir, &process_cache);
-		if (err) {
-			cache_log("%s", err->message);
-			ws_error_destroy(err);
-			process_cache = NULL;
-		}
-		free(dir);
-	}
-	return process_cache;
+	if (cache)
+		dwfl_getmodules(dwfl, attach_module, cache, 0);
+}
+
+/* The cache of the module whose callback this is (its userdata), if it
+ * can be used; NULL when it has none, is off or unusable. */
+static struct ws_debugcache *module_cache(void **userdata)
+{
+	struct ws_debugcache *cache = userdata ? *userdata : NULL;
+	return cache && cache_usable(cache) ? cache : NULL;
 }
 
 int ws_debugcache_find_elf(Dwfl_Module *mod, void **userdata,
@@ -334,7 +358,7 @@ int ws_debugcache_find_elf(Dwfl_Module *mod, void **userdata,
 					  file_name, elfp);
 	if (fd < 0 || *elfp)
 		return fd;	/* nothing found, or an image read from memory */
-	struct ws_debugcache *cache = cache_for_process();
+	struct ws_debugcache *cache = module_cache(userdata);
 	if (!cache)
 		return fd;
 	int cfd;
@@ -342,7 +366,7 @@ int ws_debugcache_find_elf(Dwfl_Module *mod, void **userdata,
 	struct ws_error *err = ws_debugcache_get(cache, fd, WS_DEBUGCACHE_MAIN,
 						 NULL, 0, &cfd, &path);
 	if (err) {
-		cache_log("%s: %s", module_name, err->message);
+		cache_log(cache, "%s: %s", module_name, err->message);
 		ws_error_destroy(err);
 	}
 	if (cfd < 0)
@@ -375,9 +399,10 @@ static bool is_debug_file_request(Dwfl_Module *mod, const char *debuglink_file,
  * or it needs no copy. The standard finder cannot be asked first: on
  * success it has already opened the file into the module behind our back,
  * and the fd we return would be ignored. */
-static int cached_debuginfo(Dwfl_Module *mod, char **debuginfo_file_name)
+static int cached_debuginfo(Dwfl_Module *mod, void **userdata,
+			    char **debuginfo_file_name)
 {
-	struct ws_debugcache *cache = cache_for_process();
+	struct ws_debugcache *cache = module_cache(userdata);
 	if (!cache)
 		return -1;
 	const unsigned char *bits;
@@ -398,7 +423,7 @@ static int cached_debuginfo(Dwfl_Module *mod, char **debuginfo_file_name)
 						 bits, (size_t)len, &cfd, &cpath);
 	close(fd);
 	if (err) {
-		cache_log("%s: %s", path, err->message);
+		cache_log(cache, "%s: %s", path, err->message);
 		ws_error_destroy(err);
 		return -1;
 	}
@@ -416,7 +441,7 @@ int ws_debugcache_find_debuginfo(Dwfl_Module *mod, void **userdata,
 {
 	if (mod && is_debug_file_request(mod, debuglink_file, debuglink_crc,
 					 debuginfo_file_name)) {
-		int fd = cached_debuginfo(mod, debuginfo_file_name);
+		int fd = cached_debuginfo(mod, userdata, debuginfo_file_name);
 		if (fd >= 0)
 			return fd;
 	}

@@ -38,6 +38,7 @@ struct string_slot {
 struct ws_symbols {
 	pid_t pid;
 	Dwfl *dwfl;
+	struct ws_debugcache *debug_cache;	/* borrowed; NULL: none */
 	/* Open addressing with linear probing; capacities are powers of two. */
 	struct cache_slot *cache;
 	size_t cache_capacity;
@@ -64,7 +65,9 @@ static const struct ws_location nomem_location = {
  * vDSO from memory); find_debuginfo looks in /usr/lib/debug and .build-id.
  * Both are libdwfl's standard ones wrapped by ws_debugcache, which swaps in
  * an uncompressed copy of a file whose DWARF is compressed (libdw would
- * inflate it on every run). Callbacks must outlive the Dwfl, hence static. */
+ * inflate it on every run), when the module carries a cache
+ * (ws_debugcache_attach after each report). Callbacks must outlive the
+ * Dwfl, hence static. */
 static char *debuginfo_path;
 static const Dwfl_Callbacks proc_callbacks = {
 	.find_elf = ws_debugcache_find_elf,
@@ -415,12 +418,28 @@ static struct ws_error *report_error(int rc, pid_t pid)
 			       (int)pid, dwfl_errmsg(-1));
 }
 
+/* See ws_symbols_set_default_debug_cache. */
+static struct ws_debugcache *default_debug_cache;
+
+void ws_symbols_set_default_debug_cache(struct ws_debugcache *debug_cache)
+{
+	default_debug_cache = debug_cache;
+}
+
 struct ws_error *ws_symbols_create(pid_t pid, struct ws_symbols **ret)
+{
+	return ws_symbols_create_cached(pid, default_debug_cache, ret);
+}
+
+struct ws_error *ws_symbols_create_cached(pid_t pid,
+					  struct ws_debugcache *debug_cache,
+					  struct ws_symbols **ret)
 {
 	struct ws_symbols *symbols = calloc(1, sizeof(*symbols));
 	if (!symbols)
 		return &ws_error_nomem;
 	symbols->pid = pid;
+	symbols->debug_cache = debug_cache;
 	symbols->cache = calloc(CACHE_INITIAL_CAPACITY,
 				sizeof(*symbols->cache));
 	if (!symbols->cache) {
@@ -452,6 +471,7 @@ struct ws_error *ws_symbols_create(pid_t pid, struct ws_symbols **ret)
 		ws_symbols_destroy(symbols);
 		return err;
 	}
+	ws_debugcache_attach(debug_cache, symbols->dwfl);
 	*ret = symbols;
 	return NULL;
 }
@@ -517,6 +537,8 @@ struct ws_error *ws_symbols_refresh(struct ws_symbols *symbols)
 		err = ws_error_create(WS_ERR_OTHER,
 				      "read modules of process %d: %s",
 				      (int)symbols->pid, dwfl_errmsg(-1));
+	/* Modules new since the last report have no cache yet. */
+	ws_debugcache_attach(symbols->debug_cache, symbols->dwfl);
 	if (err)
 		return err;
 	if (!cache_rebuild(symbols, symbols->cache_capacity, is_unmapped))
