@@ -5,7 +5,6 @@
  * wallspy waits on SIGCHLD, so target signals are passed on at once and
  * SIGINT/SIGTERM end the recording cleanly: detach, write, exit 0.
  */
-#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -31,8 +31,6 @@ bool dwtype_map_get(const struct map *m, const void *scope, uint32_t extra,
 bool dwtype_map_put(struct map *m, const void *scope, uint32_t extra,
 		    const char *key, size_t len, size_t value);
 
-/* Grows *array to hold `need` elements of `elem` bytes. */
-
 enum module_state { MOD_UNINDEXED, MOD_INDEXED, MOD_NO_DWARF };
 
 struct module {
