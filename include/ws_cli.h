@@ -1,7 +1,9 @@
 /*
  * ws_cli: the command line, parsed into one options struct (no side
- * effects, so it is unit-tested by parsing argument lists), and the help
- * text with every option and exit code.
+ * effects, so it is unit-tested by parsing argument lists), the help text
+ * with every option and exit code, and the settings read from the
+ * environment, each read once here and handed down (wallspy(1),
+ * ENVIRONMENT; the sampler's own diagnostics switches aside).
  */
 #ifndef WS_CLI_H
 #define WS_CLI_H
@@ -13,6 +15,8 @@
 #include "ws_error.h"
 #include "ws_profile.h"
 #include "ws_sampler.h"
+
+struct ws_debugcache;
 
 enum ws_command {
 	WS_CMD_HELP,
@@ -64,6 +68,21 @@ void ws_cli_read_environment(struct ws_options *options);
 
 /* The --help text. */
 const char *ws_cli_help(void);
+
+/* The directory of the debug-info cache the environment asks for, as a
+ * heap string: $WALLSPY_DEBUG_CACHE (empty or "off": none), else
+ * $XDG_CACHE_HOME/wallspy/debuginfo (when absolute), else
+ * $HOME/.cache/wallspy/debuginfo (when absolute); NULL for none. */
+char *ws_cli_debug_cache_dir(void);
+
+/* The debug-info cache for the command `options` runs (ws_debugcache.h),
+ * opened on first use: NULL (none) with --no-debug-cache, else in
+ * ws_cli_debug_cache_dir(), logging each decision to stderr when
+ * $WALLSPY_DEBUG_CACHE_LOG is set and not "0". The environment is read
+ * here, once. Close it with ws_debugcache_close after the last Dwfl that
+ * uses it is gone. NULL also when out of memory (installed files are
+ * read then). */
+struct ws_debugcache *ws_cli_debug_cache(const struct ws_options *options);
 
 /* Prints "wallspy: MESSAGE" (plus the permission hint when relevant) and
  * returns the error's exit code; destroys err. */

@@ -6,13 +6,15 @@
  * (Debian 12's libc6-dbg: ~35 ms of zlib per run; perf's ~/.debug and
  * debuginfod's client cache work the same way).
  *
- * Location: $WALLSPY_DEBUG_CACHE (empty or "off": no cache), else
- * $XDG_CACHE_HOME/wallspy/debuginfo, else $HOME/.cache/wallspy/debuginfo.
- * Files: BUILDID.debug (a separate debug file), BUILDID.elf (a module's own
- * file with compressed DWARF), each the size of the uncompressed original
- * (~10 MB for libc6-dbg); nothing evicts them: `rm -r` the directory.
- * Everything here fails soft: the caller then uses the original file.
- * Set WALLSPY_DEBUG_CACHE_LOG=1 for one stderr line per cache decision.
+ * Where it is and whether it says why it does what it does are the
+ * command's to decide, once (ws_cli_debug_cache: $WALLSPY_DEBUG_CACHE,
+ * else $XDG_CACHE_HOME/wallspy/debuginfo, else
+ * $HOME/.cache/wallspy/debuginfo; $WALLSPY_DEBUG_CACHE_LOG); nothing here
+ * reads the environment. Files: BUILDID.debug (a separate debug file),
+ * BUILDID.elf (a module's own file with compressed DWARF), each the size of
+ * the uncompressed original (~10 MB for libc6-dbg); nothing evicts them:
+ * `rm -r` the directory. Everything here fails soft: the caller then uses
+ * the original file.
  */
 #ifndef WS_DEBUGCACHE_H
 #define WS_DEBUGCACHE_H
@@ -33,9 +35,11 @@ enum ws_debugcache_kind {
 	WS_DEBUGCACHE_MAIN,	/* a module's own file: BUILDID.elf */
 };
 
-/* The cache directory the environment asks for (see above), as a heap
- * string; NULL when disabled or when there is no HOME. */
-char *ws_debugcache_default_dir(void);
+/* A cache's settings, decided by the command (ws_cli_debug_cache). */
+struct ws_debugcache_options {
+	const char *dir;	/* the directory; NULL: none (the cache is off) */
+	bool log;		/* one stderr line per decision of the cache */
+};
 
 /* Opens the cache in `dir`, creating missing directories with mode 0700.
  * Refuses (WS_ERR_OTHER, nothing created inside) a directory not owned by
@@ -43,6 +47,14 @@ char *ws_debugcache_default_dir(void);
  * and must not hand libdw files another user planted. The directory is
  * held open, so renaming its path afterwards does not redirect the cache. */
 struct ws_error *ws_debugcache_open(const char *dir, struct ws_debugcache **ret);
+
+/* A cache that opens options->dir (copied) as ws_debugcache_open does, on
+ * first use: when libdwfl first finds a file, so a command that never gets
+ * that far creates no directory. No directory, or one refused, makes it
+ * unusable from then on (said once when logging: "off", or why). Errors:
+ * out of memory only. */
+struct ws_error *ws_debugcache_create(const struct ws_debugcache_options *options,
+				      struct ws_debugcache **ret);
 
 /* NULL is fine. */
 void ws_debugcache_close(struct ws_debugcache *cache);
@@ -58,22 +70,26 @@ void ws_debugcache_close(struct ws_debugcache *cache);
  * (~0.1 ms). A bad one is rewritten. When the file has nothing compressed,
  * *ret_fd = -1 and NULL is returned. `build_id` (may be NULL): the build-id
  * the file must carry. Errors (no build-id, no space, ...) leave
- * *ret_fd = -1. Writes are atomic (a temporary file renamed into place),
- * so concurrent wallspy processes are fine. */
+ * *ret_fd = -1 (also when a cache of ws_debugcache_create cannot be
+ * used). Writes are atomic (a temporary file renamed into place), so
+ * concurrent wallspy processes are fine. */
 struct ws_error *ws_debugcache_get(struct ws_debugcache *cache, int fd,
 				   enum ws_debugcache_kind kind,
 				   const unsigned char *build_id,
 				   size_t build_id_len, int *ret_fd,
 				   char **ret_path);
 
-/* Process-wide switch (--no-debug-cache); set it before the first Dwfl
- * loads a module. On by default, subject to the environment. */
-void ws_debugcache_set_enabled(bool enabled);
+/* Makes `cache` (NULL: none, a no-op) the cache of every module of `dwfl`
+ * that has none yet, through the module's userdata, where the callbacks
+ * below find it: call it after each dwfl_report_end. The cache must
+ * outlive the Dwfl. Not for a Dwfl whose module userdata is used for
+ * anything else. */
+void ws_debugcache_attach(struct ws_debugcache *cache, Dwfl *dwfl);
 
 /* Dwfl callbacks, drop-in replacements for dwfl_linux_proc_find_elf and
  * dwfl_standard_find_debuginfo: they call those, or hand libdwfl the cached
- * copy instead when the file found has compressed DWARF. The cache is
- * opened on first use (once per process). */
+ * copy instead when the file found has compressed DWARF and the module has
+ * a usable cache (ws_debugcache_attach; none: exactly the standard ones). */
 int ws_debugcache_find_elf(Dwfl_Module *mod, void **userdata,
 			   const char *module_name, Dwarf_Addr base,
 			   char **file_name, Elf **elfp);

@@ -19,6 +19,7 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
+#include "ws_clock.h"	/* ws_now_ns, which callers of ws_target use too */
 #include "ws_error.h"
 
 enum ws_thread_run {
@@ -139,8 +140,5 @@ struct ws_thread *ws_target_find_thread(struct ws_target *target, pid_t tid);
 /* Re-reads /proc/PID/task/TID/comm for every live thread (not during a
  * pause: it costs three system calls per thread). */
 void ws_target_read_names(struct ws_target *target);
-
-/* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t ws_now_ns(void);
 
 #endif

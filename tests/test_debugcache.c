@@ -108,27 +108,27 @@ static void require_compressed_libc_debug(void)
 Test(debugcache, default_dir_follows_the_environment, .timeout = 10)
 {
 	setenv("WALLSPY_DEBUG_CACHE", "off", 1);
-	cr_assert_null(ws_debugcache_default_dir());
+	cr_assert_null(ws_cli_debug_cache_dir());
 	setenv("WALLSPY_DEBUG_CACHE", "", 1);
-	cr_assert_null(ws_debugcache_default_dir());
+	cr_assert_null(ws_cli_debug_cache_dir());
 	setenv("WALLSPY_DEBUG_CACHE", "/x/y", 1);
-	char *dir = ws_debugcache_default_dir();
+	char *dir = ws_cli_debug_cache_dir();
 	cr_assert_str_eq(dir, "/x/y");
 	free(dir);
 
 	unsetenv("WALLSPY_DEBUG_CACHE");
 	setenv("XDG_CACHE_HOME", "/xdg", 1);
 	setenv("HOME", "/home/u", 1);
-	dir = ws_debugcache_default_dir();
+	dir = ws_cli_debug_cache_dir();
 	cr_assert_str_eq(dir, "/xdg/wallspy/debuginfo");
 	free(dir);
 	setenv("XDG_CACHE_HOME", "relative", 1);
-	dir = ws_debugcache_default_dir();
+	dir = ws_cli_debug_cache_dir();
 	cr_assert_str_eq(dir, "/home/u/.cache/wallspy/debuginfo");
 	free(dir);
 	unsetenv("XDG_CACHE_HOME");
 	unsetenv("HOME");
-	cr_assert_null(ws_debugcache_default_dir());
+	cr_assert_null(ws_cli_debug_cache_dir());
 }
 
 Test(debugcache, no_debug_cache_option_for_every_command, .timeout = 10)

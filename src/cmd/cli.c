@@ -1,7 +1,9 @@
 /*
- * Command-line parsing and help (see ws_cli.h). getopt_long in "+" mode so
- * options stop at the first non-option: `wallspy record prog -x` passes -x
- * to prog, as does `wallspy record -- prog -x`.
+ * Command-line parsing and help (see ws_cli.h), and the settings wallspy
+ * takes from the environment (the debug-info cache's), read here once.
+ * getopt_long in "+" mode so options stop at the first non-option:
+ * `wallspy record prog -x` passes -x to prog, as does
+ * `wallspy record -- prog -x`.
  */
 #include "ws_cli.h"
 
@@ -11,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ws_debugcache.h"
 
 static const char help_text[] =
 "usage: wallspy record [OPTIONS] -- CMD [ARGS...]\n"
@@ -327,6 +331,47 @@ struct ws_error *ws_cli_parse(int argc, char **argv, struct ws_options *ret)
 	}
 	*ret = o;
 	return NULL;
+}
+
+/* --- the environment --- */
+
+char *ws_cli_debug_cache_dir(void)
+{
+	const char *env = getenv("WALLSPY_DEBUG_CACHE");
+	if (env) {
+		if (!*env || strcmp(env, "off") == 0)
+			return NULL;
+		return strdup(env);
+	}
+	char *dir = NULL;
+	/* The XDG spec says to ignore a relative XDG_CACHE_HOME. */
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	if (xdg && xdg[0] == '/') {
+		if (asprintf(&dir, "%s/wallspy/debuginfo", xdg) < 0)
+			dir = NULL;
+	} else if (home && home[0] == '/') {
+		if (asprintf(&dir, "%s/.cache/wallspy/debuginfo", home) < 0)
+			dir = NULL;
+	}
+	return dir;
+}
+
+struct ws_debugcache *ws_cli_debug_cache(const struct ws_options *o)
+{
+	if (o->no_debug_cache)
+		return NULL;
+	const char *log = getenv("WALLSPY_DEBUG_CACHE_LOG");
+	char *dir = ws_cli_debug_cache_dir();
+	struct ws_debugcache_options options = {
+		.dir = dir,
+		.log = log && *log && strcmp(log, "0") != 0,
+	};
+	struct ws_debugcache *cache = NULL;
+	/* Out of memory only: then the installed files are read. */
+	ws_error_destroy(ws_debugcache_create(&options, &cache));
+	free(dir);
+	return cache;
 }
 
 int ws_cli_report(struct ws_error *err)

@@ -9,15 +9,19 @@
 #include "ws_debugcache.h"
 #include "ws_dump.h"
 #include "ws_sampler.h"
+#include "ws_symbols.h"
 #include "ws_target.h"
 
 int ws_cmd_dump(const struct ws_options *o)
 {
 	struct ws_target *target;
-	ws_debugcache_set_enabled(!o->no_debug_cache);
 	struct ws_error *err = ws_target_attach(o->pid, &target);
 	if (err)
 		return ws_cli_report(err);
+	/* The sampler opens debug info with ws_symbols_create, which takes
+	 * the cache from here. */
+	struct ws_debugcache *debug_cache = ws_cli_debug_cache(o);
+	ws_symbols_set_default_debug_cache(debug_cache);
 
 	struct ws_sampler_options so = {
 		.runtime = o->runtime,
@@ -45,6 +49,8 @@ int ws_cmd_dump(const struct ws_options *o)
 			err = ws_error_create(WS_ERR_OUTPUT, "dump: write failed");
 	}
 	ws_sampler_destroy(sampler);
+	ws_symbols_set_default_debug_cache(NULL);
+	ws_debugcache_close(debug_cache);
 	ws_target_destroy(target);
 	return err ? ws_cli_report(err) : 0;
 }

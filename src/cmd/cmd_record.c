@@ -1,13 +1,10 @@
 /*
- * `wallspy record` and `wallspy attach`: the sampling loop. Ticks sit on a
- * grid of 1/rate with +-10 % jitter per tick (so samples never fall into
- * step with a periodic target while the long-run rate stays exact); when a
- * tick comes too late the skipped grid points are counted as missed, not
- * silently stretched. Between ticks wallspy waits on SIGCHLD, so target
- * signals are passed on at once and SIGINT/SIGTERM end the recording
- * cleanly: detach, write, exit 0.
+ * `wallspy record` and `wallspy attach`: the sampling loop, from launching
+ * or attaching to the written profile. When ticks fall (a jittered grid,
+ * missed ticks counted and carried as weight) is ws_timer's. Between ticks
+ * wallspy waits on SIGCHLD, so target signals are passed on at once and
+ * SIGINT/SIGTERM end the recording cleanly: detach, write, exit 0.
  */
-#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,16 +13,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ws_clock.h"
 #include "ws_cmd_record.h"
 #include "ws_debugcache.h"
 #include "ws_folded.h"
 #include "ws_output_file.h"
 #include "ws_speedscope.h"
 #include "ws_profile.h"
-#include "ws_random.h"
 #include "ws_sampler.h"
 #include "ws_status.h"
+#include "ws_symbols.h"
 #include "ws_target.h"
+#include "ws_timer.h"
 
 struct recording {
 	const struct ws_options *options;
@@ -35,17 +34,8 @@ struct recording {
 	struct ws_status status;
 	char *output_path;
 	bool interrupted;
-	bool warned_late;
 	uint64_t failed_ticks, failed_ticks_in_row;
-	struct ws_random rng;
 };
-
-/* Jitter of a tick, uniform in [-0.1, 0.1) intervals: cheap and not
- * periodic is all it needs. */
-static double jitter(struct recording *r)
-{
-	return ws_random_unit(&r->rng) * 0.2 - 0.1;
-}
 
 static struct ws_error *add_tick(struct recording *r,
 				 const struct ws_tick *tick, double weight)
@@ -75,18 +65,12 @@ static struct ws_error *add_tick(struct recording *r,
 static struct ws_error *sample_loop(struct recording *r)
 {
 	const struct ws_options *o = r->options;
-	uint64_t interval = (uint64_t)(1e9 / o->rate);
-	uint64_t start = r->status.start_ns;
-	uint64_t end = o->duration > 0
-			       ? start + (uint64_t)(o->duration * 1e9)
-			       : UINT64_MAX;
-	uint64_t k = 1;
+	struct ws_timer timer;
+	ws_timer_init(&timer, r->status.start_ns, o->rate, o->duration,
+		      ws_now_ns());
 
 	for (;;) {
-		uint64_t next = start + k * interval +
-				(int64_t)(jitter(r) * (double)interval);
-		if (next > end)
-			next = end;
+		uint64_t next = ws_timer_next(&timer);
 		for (;;) {
 			int sig = ws_target_wait_events(r->target, next);
 			if (sig) {
@@ -98,30 +82,21 @@ static struct ws_error *sample_loop(struct recording *r)
 			if (ws_now_ns() >= next)
 				break;
 		}
-		uint64_t now = ws_now_ns();
-		if (now >= end)
-			return NULL;
 		/* A sample stands for the time since the previous one: when
-		 * ticks were missed (wallspy was late), it carries theirs too,
-		 * so every task's total stays its wall time. */
-		uint64_t missed = 0;
-		if (now > next + interval) {
-			missed = (now - next) / interval;
-			r->status.missed_ticks += missed;
-			k += missed;
-			/* The first ticks load debug info (tens of ms for a
-			 * libc with DWARF): late by design, not worth a word. */
-			if (!r->warned_late && r->status.ticks >= 10) {
-				r->warned_late = true;
-				ws_status_clear(&r->status);
-				fprintf(stderr,
-					"wallspy: falling behind the %.4g Hz rate; counting missed ticks (try a lower --rate)\n",
-					o->rate);
-			}
+		 * ticks were missed (wallspy was late), it carries theirs too
+		 * (due.weight). */
+		struct ws_timer_tick due;
+		if (!ws_timer_fire(&timer, ws_now_ns(), r->status.ticks, &due))
+			return NULL;
+		r->status.missed_ticks += due.missed;
+		if (due.warn_late) {
+			ws_status_clear(&r->status);
+			fprintf(stderr,
+				"wallspy: falling behind the %.4g Hz rate; counting missed ticks (try a lower --rate)\n",
+				o->rate);
 		}
 		const struct ws_tick *tick;
 		struct ws_error *err = ws_sampler_tick(r->sampler, &tick);
-		k++;
 		if (err) {
 			/* The target exiting during a tick ends the recording
 			 * like any exit. Another failure of one tick (a
@@ -147,7 +122,7 @@ static struct ws_error *sample_loop(struct recording *r)
 		if (tick->ntasks == 0)
 			continue; /* the target exited during the tick */
 		ws_status_tick(&r->status, tick->pause_ns, tick->ntasks);
-		err = add_tick(r, tick, (double)(1 + missed) / o->rate);
+		err = add_tick(r, tick, due.weight);
 		if (err)
 			return err;
 		ws_status_draw(&r->status, ws_now_ns());
@@ -233,8 +208,6 @@ int ws_cmd_record(const struct ws_options *o)
 {
 	struct recording r = {.options = o};
 	struct ws_error *err = NULL;
-	ws_random_seed(&r.rng, ws_now_ns());
-	ws_debugcache_set_enabled(!o->no_debug_cache);
 
 	ws_target_block_signals();
 	signal(SIGPIPE, SIG_IGN);
@@ -263,6 +236,10 @@ int ws_cmd_record(const struct ws_options *o)
 		.live = !o->stop_all,
 		.switches = o->switches,
 	};
+	/* The sampler opens debug info with ws_symbols_create, which takes
+	 * the cache from here. */
+	struct ws_debugcache *debug_cache = ws_cli_debug_cache(o);
+	ws_symbols_set_default_debug_cache(debug_cache);
 	if (!err)
 		err = ws_sampler_create(r.target, &so, &r.sampler);
 	if (!err)
@@ -279,6 +256,8 @@ int ws_cmd_record(const struct ws_options *o)
 			ws_target_kill(r.target);
 		ws_target_destroy(r.target);
 		ws_sampler_destroy(r.sampler);
+		ws_symbols_set_default_debug_cache(NULL);
+		ws_debugcache_close(debug_cache);
 		free(r.output_path);
 		return ws_cli_report(err);
 	}
@@ -328,6 +307,8 @@ int ws_cmd_record(const struct ws_options *o)
 			ru.ru_maxrss / 1024, target, r.output_path);
 	}
 	ws_sampler_destroy(r.sampler);
+	ws_symbols_set_default_debug_cache(NULL);
+	ws_debugcache_close(debug_cache);
 	ws_profile_destroy(r.profile);
 	ws_status_deinit(&r.status);
 	free(r.output_path);

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ws_grow.h"
+
 void ws_status_init(struct ws_status *s, bool live, uint64_t start_ns)
 {
 	memset(s, 0, sizeof(*s));
@@ -28,14 +30,9 @@ void ws_status_tick(struct ws_status *s, uint64_t pause_ns, size_t tasks)
 	s->last_tasks = tasks;
 	if (pause_ns > s->max_pause_ns)
 		s->max_pause_ns = pause_ns;
-	if (s->npauses == s->capacity) {
-		size_t cap = s->capacity ? s->capacity * 2 : 1024;
-		uint32_t *p = realloc(s->pauses_us, cap * sizeof(*p));
-		if (!p)
-			return; /* statistics degrade, recording goes on */
-		s->pauses_us = p;
-		s->capacity = cap;
-	}
+	if (!ws_grow((void **)&s->pauses_us, &s->capacity, s->npauses + 1,
+		     sizeof(*s->pauses_us)))
+		return; /* statistics degrade, recording goes on */
 	uint64_t us = pause_ns / 1000;
 	s->pauses_us[s->npauses++] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
 }

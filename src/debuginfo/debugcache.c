@@ -1,23 +1,22 @@
 /*
  * The decompressed-debuginfo cache (ws_debugcache.h). libdw inflates every
  * SHF_COMPRESSED section it reads, on every run; here an uncompressed copy
- * is written once with libelf (each compressed section decompressed with
- * elf_compress(scn, 0, 0), the allocated sections kept where the program
- * headers say they are, the others laid out after them) and handed to
- * libdwfl by fd from then on. This file owns the cache directory: where it
- * is, whether it is safe, atomic writes, and the checks a cached file must
- * pass before libdw sees it. libdwfl owns the fds and names returned to it.
- * Legacy GNU .zdebug_* sections are left to libdw (renaming them would mean
- * rewriting the section name table): a file with only those is not cached.
+ * is written once and handed to libdwfl by fd from then on. This file owns
+ * the cache directory (whether it is safe, atomic writes into it), the
+ * lookup by build-id and the Dwfl callbacks; reading, checking and writing
+ * the ELF files themselves is debugcache_elf.c's. libdwfl owns the fds and
+ * names returned to it. Legacy GNU .zdebug_* sections are left to libdw
+ * (renaming them would mean rewriting the section name table): a file with
+ * only those is not cached.
  */
 #include "ws_debugcache.h"
 
-#include <elfutils/libdwelf.h>
+#include "debugcache_internal.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +25,14 @@
 #include <unistd.h>
 
 struct ws_debugcache {
-	char *path;
-	int dirfd;
+	char *path;		/* NULL: no directory configured */
+	int dirfd;		/* -1 until opened */
+	enum {
+		CACHE_UNOPENED,	/* ws_debugcache_create: opened on first use */
+		CACHE_OPEN,
+		CACHE_UNUSABLE,	/* off or refused, decided once */
+	} state;
+	bool log;
 };
 
 /* libdwfl's default debuginfo_path ends in this directory; its build-id
@@ -41,20 +46,10 @@ enum { MAX_BUILD_ID = 100 };
 
 /* ---- logging: silent unless asked, one line per decision ---- */
 
-static bool log_enabled(void)
+__attribute__((format(printf, 2, 3)))
+static void cache_log(const struct ws_debugcache *cache, const char *fmt, ...)
 {
-	static int enabled = -1;
-	if (enabled < 0) {
-		const char *env = getenv("WALLSPY_DEBUG_CACHE_LOG");
-		enabled = env && *env && strcmp(env, "0") != 0;
-	}
-	return enabled;
-}
-
-__attribute__((format(printf, 1, 2)))
-static void cache_log(const char *fmt, ...)
-{
-	if (!log_enabled())
+	if (!cache->log)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
@@ -65,28 +60,6 @@ static void cache_log(const char *fmt, ...)
 }
 
 /* ---- the directory ---- */
-
-char *ws_debugcache_default_dir(void)
-{
-	const char *env = getenv("WALLSPY_DEBUG_CACHE");
-	if (env) {
-		if (!*env || strcmp(env, "off") == 0)
-			return NULL;
-		return strdup(env);
-	}
-	char *dir = NULL;
-	/* The XDG spec says to ignore a relative XDG_CACHE_HOME. */
-	const char *xdg = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME");
-	if (xdg && xdg[0] == '/') {
-		if (asprintf(&dir, "%s/wallspy/debuginfo", xdg) < 0)
-			dir = NULL;
-	} else if (home && home[0] == '/') {
-		if (asprintf(&dir, "%s/.cache/wallspy/debuginfo", home) < 0)
-			dir = NULL;
-	}
-	return dir;
-}
 
 /* mkdir -p with mode 0700 for what is missing; errors show when the
  * directory is opened. */
@@ -106,7 +79,9 @@ static void make_dirs(const char *dir)
 	free(copy);
 }
 
-struct ws_error *ws_debugcache_open(const char *dir, struct ws_debugcache **ret)
+/* Creates (mode 0700) and opens the directory `dir`, refusing one that is
+ * not safe (see ws_debugcache_open). */
+static struct ws_error *open_dir(const char *dir, int *ret)
 {
 	elf_version(EV_CURRENT);
 	make_dirs(dir);
@@ -129,15 +104,49 @@ struct ws_error *ws_debugcache_open(const char *dir, struct ws_debugcache **ret)
 				       (unsigned)(st.st_mode & 07777),
 				       (unsigned)geteuid());
 	}
+	*ret = dirfd;
+	return NULL;
+}
+
+/* A closed cache on `dir` (may be NULL); NULL when out of memory. */
+static struct ws_debugcache *cache_new(const char *dir, bool log)
+{
 	struct ws_debugcache *cache = calloc(1, sizeof(*cache));
-	if (cache)
-		cache->path = strdup(dir);
-	if (!cache || !cache->path) {
+	if (!cache)
+		return NULL;
+	cache->dirfd = -1;
+	cache->log = log;
+	if (dir && !(cache->path = strdup(dir))) {
 		free(cache);
+		return NULL;
+	}
+	return cache;
+}
+
+struct ws_error *ws_debugcache_open(const char *dir, struct ws_debugcache **ret)
+{
+	int dirfd;
+	struct ws_error *err = open_dir(dir, &dirfd);
+	if (err)
+		return err;
+	struct ws_debugcache *cache = cache_new(dir, false);
+	if (!cache) {
 		close(dirfd);
 		return &ws_error_nomem;
 	}
 	cache->dirfd = dirfd;
+	cache->state = CACHE_OPEN;
+	*ret = cache;
+	return NULL;
+}
+
+struct ws_error *ws_debugcache_create(const struct ws_debugcache_options *options,
+				      struct ws_debugcache **ret)
+{
+	struct ws_debugcache *cache = cache_new(options->dir, options->log);
+	if (!cache)
+		return &ws_error_nomem;
+	cache->state = CACHE_UNOPENED;
 	*ret = cache;
 	return NULL;
 }
@@ -146,314 +155,31 @@ void ws_debugcache_close(struct ws_debugcache *cache)
 {
 	if (!cache)
 		return;
-	close(cache->dirfd);
+	if (cache->dirfd >= 0)
+		close(cache->dirfd);
 	free(cache->path);
 	free(cache);
 }
 
-/* ---- inspecting ELF files ---- */
-
-/* Compressed sections that libelf can decompress in place: SHF_COMPRESSED
- * and neither allocated nor NOBITS (elf_compress refuses those). */
-static bool decompressible(const GElf_Shdr *shdr)
+/* Whether the cache can be used, opening it on first use (decided once: a
+ * refused directory stays refused). */
+static bool cache_usable(struct ws_debugcache *cache)
 {
-	return (shdr->sh_flags & SHF_COMPRESSED) &&
-	       !(shdr->sh_flags & SHF_ALLOC) && shdr->sh_type != SHT_NOBITS;
-}
-
-/* Whether elf has a section worth caching a copy for; *error on a broken
- * section table. */
-static bool has_compressed(Elf *elf, bool *error)
-{
-	Elf_Scn *scn = NULL;
-	*error = false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-		if (!gelf_getshdr(scn, &shdr)) {
-			*error = true;
+	if (cache->state == CACHE_UNOPENED) {
+		cache->state = CACHE_UNUSABLE;
+		if (!cache->path) {
+			cache_log(cache, "off");
 			return false;
 		}
-		if (decompressible(&shdr))
-			return true;
-	}
-	return false;
-}
-
-/* The size a section has once decompressed; false on a bad header. */
-static bool uncompressed_size(Elf_Scn *scn, const GElf_Shdr *shdr,
-			      uint64_t *ret)
-{
-	if (!decompressible(shdr)) {
-		*ret = shdr->sh_size;
-		return true;
-	}
-	GElf_Chdr chdr;
-	if (!gelf_getchdr(scn, &chdr))
-		return false;
-	*ret = chdr.ch_size;
-	return true;
-}
-
-/* The note section `name` whose first note has owner `owner` and type
- * `type`: its descriptor, or -1. */
-static ssize_t find_note(Elf *elf, const char *name, const char *owner,
-			 uint32_t type, const void **desc)
-{
-	size_t shstrndx;
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return -1;
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-		const char *sname;
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE ||
-		    !(sname = elf_strptr(elf, shstrndx, shdr.sh_name)) ||
-		    strcmp(sname, name) != 0)
-			continue;
-		Elf_Data *data = elf_getdata(scn, NULL);
-		GElf_Nhdr nhdr;
-		size_t name_off, desc_off;
-		if (!data || gelf_getnote(data, 0, &nhdr, &name_off, &desc_off) == 0)
-			return -1;
-		/* Go pads its owner name with NULs ("Go\0\0", namesz 4). */
-		if (nhdr.n_type != type ||
-		    nhdr.n_namesz < strlen(owner) + 1 ||
-		    memcmp((const char *)data->d_buf + name_off, owner,
-			   strlen(owner) + 1) != 0)
-			return -1;
-		*desc = (const char *)data->d_buf + desc_off;
-		return (ssize_t)nhdr.n_descsz;
-	}
-	return -1;
-}
-
-/* What tells this file's version apart: its GNU build-id, or for a Go
- * program (which has none) the Go build ID note, a hash of its inputs and
- * contents. */
-static ssize_t file_id(Elf *elf, const void **id)
-{
-	ssize_t len = dwelf_elf_gnu_build_id(elf, id);
-	if (len > 0)
-		return len;
-	/* cmd/go writes it as note type 4, owner "Go". */
-	return find_note(elf, ".note.go.buildid", "Go", 4, id);
-}
-
-static bool fits(uint64_t offset, uint64_t size, uint64_t file_size)
-{
-	return offset <= file_size && size <= file_size - offset;
-}
-
-/* Whether the ELF on `fd` (the cached copy) may stand for `orig`: see
- * ws_debugcache_get. Reads headers only. */
-static struct ws_error *check_copy(int fd, Elf *orig, const void *build_id,
-				   size_t build_id_len)
-{
-	struct stat st;
-	if (fstat(fd, &st) != 0)
-		return ws_error_from_errno(errno, WS_ERR_OTHER, "fstat");
-	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & (S_IWGRP | S_IWOTH)))
-		return ws_error_create(WS_ERR_OTHER,
-				       "not a regular file of ours, or writable by others");
-	uint64_t file_size = (uint64_t)st.st_size;
-
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	const char *why = NULL;
-	GElf_Ehdr ehdr;
-	size_t shnum, orig_shnum, phnum;
-	const void *id;
-	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr) ||
-	    gelf_getclass(elf) != gelf_getclass(orig)) {
-		why = "not an ELF file of the original's class";
-		goto out;
-	}
-	if (file_id(elf, &id) != (ssize_t)build_id_len ||
-	    memcmp(id, build_id, build_id_len) != 0) {
-		why = "build-id differs";
-		goto out;
-	}
-	if (elf_getshdrnum(elf, &shnum) != 0 ||
-	    elf_getshdrnum(orig, &orig_shnum) != 0 || shnum != orig_shnum ||
-	    elf_getphdrnum(elf, &phnum) != 0) {
-		why = "section headers unreadable or not the original's";
-		goto out;
-	}
-	size_t shsize = gelf_fsize(elf, ELF_T_SHDR, 1, EV_CURRENT);
-	size_t phsize = gelf_fsize(elf, ELF_T_PHDR, 1, EV_CURRENT);
-	if (!fits(ehdr.e_shoff, (uint64_t)shnum * shsize, file_size) ||
-	    !fits(ehdr.e_phoff, (uint64_t)phnum * phsize, file_size)) {
-		why = "truncated headers";
-		goto out;
-	}
-	for (size_t i = 1; i < shnum; i++) {
-		Elf_Scn *scn = elf_getscn(elf, i), *oscn = elf_getscn(orig, i);
-		GElf_Shdr shdr, oshdr;
-		uint64_t want;
-		if (!scn || !oscn || !gelf_getshdr(scn, &shdr) ||
-		    !gelf_getshdr(oscn, &oshdr) ||
-		    !uncompressed_size(oscn, &oshdr, &want)) {
-			why = "bad section header";
-			goto out;
+		struct ws_error *err = open_dir(cache->path, &cache->dirfd);
+		if (err) {
+			cache_log(cache, "%s", err->message);
+			ws_error_destroy(err);
+			return false;
 		}
-		if (decompressible(&shdr)) {
-			why = "compressed section";
-			goto out;
-		}
-		if (shdr.sh_type != oshdr.sh_type ||
-		    (shdr.sh_flags | SHF_COMPRESSED) !=
-			    (oshdr.sh_flags | SHF_COMPRESSED) ||
-		    shdr.sh_size != want) {
-			why = "sections differ from the original";
-			goto out;
-		}
-		if (shdr.sh_type != SHT_NOBITS &&
-		    !fits(shdr.sh_offset, shdr.sh_size, file_size)) {
-			why = "truncated";
-			goto out;
-		}
+		cache->state = CACHE_OPEN;
 	}
-out:
-	elf_end(elf);
-	return why ? ws_error_create(WS_ERR_OTHER, "%s", why) : NULL;
-}
-
-/* ---- writing a copy ---- */
-
-static struct ws_error *elf_fail(const char *what)
-{
-	return ws_error_create(WS_ERR_OTHER, "%s: %s", what, elf_errmsg(-1));
-}
-
-/* Writes orig, its compressed sections decompressed, into the new ELF on
- * fd. Decompresses orig's sections in memory (orig's own Elf only). */
-static struct ws_error *write_copy(Elf *orig, int fd)
-{
-	GElf_Ehdr ehdr, new_ehdr;
-	size_t shnum, shstrndx, phnum;
-	if (!gelf_getehdr(orig, &ehdr) || elf_getshdrnum(orig, &shnum) != 0 ||
-	    elf_getshdrstrndx(orig, &shstrndx) != 0 ||
-	    elf_getphdrnum(orig, &phnum) != 0)
-		return elf_fail("read headers");
-	/* Extended numbering keeps counts in section 0, which elf_newscn
-	 * does not copy; no debug file comes close to 0xff00 sections. */
-	if (shnum >= SHN_LORESERVE || shstrndx >= SHN_LORESERVE)
-		return ws_error_create(WS_ERR_OTHER, "too many sections");
-
-	Elf *out = elf_begin(fd, ELF_C_WRITE, NULL);
-	if (!out)
-		return elf_fail("elf_begin");
-	struct ws_error *err = NULL;
-	if (!gelf_newehdr(out, gelf_getclass(orig)) ||
-	    !gelf_getehdr(out, &new_ehdr)) {
-		err = elf_fail("new ELF header");
-		goto out;
-	}
-	memcpy(new_ehdr.e_ident, ehdr.e_ident, EI_NIDENT);
-	new_ehdr.e_type = ehdr.e_type;
-	new_ehdr.e_machine = ehdr.e_machine;
-	new_ehdr.e_version = ehdr.e_version;
-	new_ehdr.e_entry = ehdr.e_entry;
-	new_ehdr.e_flags = ehdr.e_flags;
-	if (!gelf_update_ehdr(out, &new_ehdr)) {
-		err = elf_fail("new ELF header");
-		goto out;
-	}
-	if (phnum && !gelf_newphdr(out, phnum)) {
-		err = elf_fail("program headers");
-		goto out;
-	}
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr phdr;
-		if (!gelf_getphdr(orig, (int)i, &phdr) ||
-		    !gelf_update_phdr(out, (int)i, &phdr)) {
-			err = elf_fail("program headers");
-			goto out;
-		}
-	}
-
-	/* With program headers, the allocated sections must stay at the
-	 * offsets the segments give (ELF_F_LAYOUT: we place everything);
-	 * the others, grown by decompression, go after the last of them.
-	 * Without, libelf lays the file out itself. */
-	bool layout = phnum != 0;
-	uint64_t end = 0;
-	if (layout) {
-		end = ehdr.e_phoff +
-		      phnum * gelf_fsize(orig, ELF_T_PHDR, 1, EV_CURRENT);
-		Elf_Scn *scn = NULL;
-		while ((scn = elf_nextscn(orig, scn))) {
-			GElf_Shdr shdr;
-			if (!gelf_getshdr(scn, &shdr)) {
-				err = elf_fail("section header");
-				goto out;
-			}
-			uint64_t e = shdr.sh_offset +
-				     (shdr.sh_type == SHT_NOBITS ? 0 : shdr.sh_size);
-			if ((shdr.sh_flags & SHF_ALLOC) && e > end)
-				end = e;
-		}
-	}
-
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(orig, scn))) {
-		GElf_Shdr shdr;
-		if (!gelf_getshdr(scn, &shdr)) {
-			err = elf_fail("section header");
-			goto out;
-		}
-		if (decompressible(&shdr)) {
-			/* Also sets sh_size and sh_addralign from the
-			 * compression header and clears SHF_COMPRESSED. */
-			if (elf_compress(scn, 0, 0) < 0 ||
-			    !gelf_getshdr(scn, &shdr)) {
-				err = elf_fail("decompress");
-				goto out;
-			}
-		}
-		Elf_Scn *new_scn = elf_newscn(out);
-		Elf_Data *data = elf_getdata(scn, NULL);
-		Elf_Data *new_data = new_scn ? elf_newdata(new_scn) : NULL;
-		if (!new_scn || !data || !new_data) {
-			err = elf_fail("copy section");
-			goto out;
-		}
-		/* Points at orig's buffers, which outlive elf_update. */
-		*new_data = *data;
-		if (layout && !(shdr.sh_flags & SHF_ALLOC)) {
-			uint64_t align = shdr.sh_addralign ? shdr.sh_addralign : 1;
-			end = (end + align - 1) & ~(align - 1);
-			shdr.sh_offset = end;
-			if (shdr.sh_type != SHT_NOBITS)
-				end += shdr.sh_size;
-		}
-		if (!gelf_update_shdr(new_scn, &shdr)) {
-			err = elf_fail("copy section");
-			goto out;
-		}
-	}
-
-	if (!gelf_getehdr(out, &new_ehdr)) {
-		err = elf_fail("new ELF header");
-		goto out;
-	}
-	new_ehdr.e_shstrndx = (GElf_Half)shstrndx;
-	if (layout) {
-		uint64_t align = gelf_fsize(orig, ELF_T_OFF, 1, EV_CURRENT);
-		new_ehdr.e_shoff = (end + align - 1) & ~(align - 1);
-		new_ehdr.e_phoff = ehdr.e_phoff;
-	}
-	if (!gelf_update_ehdr(out, &new_ehdr)) {
-		err = elf_fail("new ELF header");
-		goto out;
-	}
-	if (layout)
-		elf_flagelf(out, ELF_C_SET, ELF_F_LAYOUT);
-	if (elf_update(out, ELF_C_WRITE) < 0)
-		err = elf_fail("write");
-out:
-	elf_end(out);
-	return err;
+	return cache->state == CACHE_OPEN;
 }
 
 /* Writes the copy under a temporary name in the cache directory and renames
@@ -478,7 +204,7 @@ static struct ws_error *store_copy(struct ws_debugcache *cache, Elf *orig,
 	if (fd < 0)
 		return ws_error_from_errno(errno, WS_ERR_OTHER, "create %s/%s",
 					   cache->path, tmp);
-	struct ws_error *err = write_copy(orig, fd);
+	struct ws_error *err = debugcache_write_copy(orig, fd);
 	/* close reports the write errors some filesystems (NFS) defer. */
 	if (close(fd) != 0 && !err)
 		err = ws_error_from_errno(errno, WS_ERR_OTHER, "write %s/%s",
@@ -516,7 +242,7 @@ static int open_checked(struct ws_debugcache *cache, const char *name,
 			*why = ws_error_from_errno(errno, WS_ERR_OTHER, "open");
 		return -1;
 	}
-	*why = check_copy(fd, orig, id, id_len);
+	*why = debugcache_check_copy(fd, orig, id, id_len);
 	if (*why) {
 		close(fd);
 		return -1;
@@ -532,6 +258,8 @@ struct ws_error *ws_debugcache_get(struct ws_debugcache *cache, int fd,
 {
 	*ret_fd = -1;
 	*ret_path = NULL;
+	if (!cache_usable(cache))
+		return ws_error_create(WS_ERR_OTHER, "no usable cache directory");
 	/* Our own Elf on the caller's fd: mmap reads leave its offset alone,
 	 * and decompressing changes only this Elf's memory. */
 	Elf *orig = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -544,12 +272,12 @@ struct ws_error *ws_debugcache_get(struct ws_debugcache *cache, int fd,
 	bool broken;
 	const void *id;
 	ssize_t id_len;
-	if (!has_compressed(orig, &broken)) {
+	if (!debugcache_has_compressed(orig, &broken)) {
 		if (broken)
-			err = elf_fail("section headers");
+			err = debugcache_elf_fail("section headers");
 		goto out;
 	}
-	id_len = file_id(orig, &id);
+	id_len = debugcache_file_id(orig, &id);
 	if (id_len <= 0 || id_len > MAX_BUILD_ID) {
 		/* Without a build-id nothing tells two versions apart. */
 		err = ws_error_create(WS_ERR_OTHER, "no build-id");
@@ -567,8 +295,8 @@ struct ws_error *ws_debugcache_get(struct ws_debugcache *cache, int fd,
 	int cfd = open_checked(cache, name, orig, id, (size_t)id_len, &why);
 	if (cfd < 0) {
 		if (why)
-			cache_log("%s/%s: %s; writing it anew", cache->path,
-				  name, why->message);
+			cache_log(cache, "%s/%s: %s; writing it anew",
+				  cache->path, name, why->message);
 		ws_error_destroy(why);
 		err = store_copy(cache, orig, name);
 		if (err)
@@ -581,7 +309,7 @@ struct ws_error *ws_debugcache_get(struct ws_debugcache *cache, int fd,
 							  "vanished after writing");
 			goto out;
 		}
-		cache_log("wrote %s/%s", cache->path, name);
+		cache_log(cache, "wrote %s/%s", cache->path, name);
 	}
 	if (asprintf(ret_path, "%s/%s", cache->path, name) < 0) {
 		*ret_path = NULL;
@@ -597,37 +325,27 @@ out:
 
 /* ---- the Dwfl callbacks ---- */
 
-static bool enabled = true;
-static struct ws_debugcache *process_cache;
-static bool process_cache_tried;
-
-void ws_debugcache_set_enabled(bool on)
+static int attach_module(Dwfl_Module *mod, void **userdata, const char *name,
+			 Dwarf_Addr start, void *arg)
 {
-	enabled = on;
+	(void)mod, (void)name, (void)start;
+	if (!*userdata)
+		*userdata = arg;
+	return DWARF_CB_OK;
 }
 
-/* The process's cache, opened on first use; NULL when off or unusable
- * (decided once: a refused directory stays refused). */
-static struct ws_debugcache *cache_for_process(void)
+void ws_debugcache_attach(struct ws_debugcache *cache, Dwfl *dwfl)
 {
-	if (!enabled)
-		return NULL;
-	if (!process_cache_tried) {
-		process_cache_tried = true;
-		char *dir = ws_debugcache_default_dir();
-		if (!dir) {
-			cache_log("off");
-			return NULL;
-		}
-		struct ws_error *err = ws_debugcache_open(dir, &process_cache);
-		if (err) {
-			cache_log("%s", err->message);
-			ws_error_destroy(err);
-			process_cache = NULL;
-		}
-		free(dir);
-	}
-	return process_cache;
+	if (cache)
+		dwfl_getmodules(dwfl, attach_module, cache, 0);
+}
+
+/* The cache of the module whose callback this is (its userdata), if it
+ * can be used; NULL when it has none, is off or unusable. */
+static struct ws_debugcache *module_cache(void **userdata)
+{
+	struct ws_debugcache *cache = userdata ? *userdata : NULL;
+	return cache && cache_usable(cache) ? cache : NULL;
 }
 
 int ws_debugcache_find_elf(Dwfl_Module *mod, void **userdata,
@@ -638,7 +356,7 @@ int ws_debugcache_find_elf(Dwfl_Module *mod, void **userdata,
 					  file_name, elfp);
 	if (fd < 0 || *elfp)
 		return fd;	/* nothing found, or an image read from memory */
-	struct ws_debugcache *cache = cache_for_process();
+	struct ws_debugcache *cache = module_cache(userdata);
 	if (!cache)
 		return fd;
 	int cfd;
@@ -646,7 +364,7 @@ int ws_debugcache_find_elf(Dwfl_Module *mod, void **userdata,
 	struct ws_error *err = ws_debugcache_get(cache, fd, WS_DEBUGCACHE_MAIN,
 						 NULL, 0, &cfd, &path);
 	if (err) {
-		cache_log("%s: %s", module_name, err->message);
+		cache_log(cache, "%s: %s", module_name, err->message);
 		ws_error_destroy(err);
 	}
 	if (cfd < 0)
@@ -679,9 +397,10 @@ static bool is_debug_file_request(Dwfl_Module *mod, const char *debuglink_file,
  * or it needs no copy. The standard finder cannot be asked first: on
  * success it has already opened the file into the module behind our back,
  * and the fd we return would be ignored. */
-static int cached_debuginfo(Dwfl_Module *mod, char **debuginfo_file_name)
+static int cached_debuginfo(Dwfl_Module *mod, void **userdata,
+			    char **debuginfo_file_name)
 {
-	struct ws_debugcache *cache = cache_for_process();
+	struct ws_debugcache *cache = module_cache(userdata);
 	if (!cache)
 		return -1;
 	const unsigned char *bits;
@@ -702,7 +421,7 @@ static int cached_debuginfo(Dwfl_Module *mod, char **debuginfo_file_name)
 						 bits, (size_t)len, &cfd, &cpath);
 	close(fd);
 	if (err) {
-		cache_log("%s: %s", path, err->message);
+		cache_log(cache, "%s: %s", path, err->message);
 		ws_error_destroy(err);
 		return -1;
 	}
@@ -720,7 +439,7 @@ int ws_debugcache_find_debuginfo(Dwfl_Module *mod, void **userdata,
 {
 	if (mod && is_debug_file_request(mod, debuglink_file, debuglink_crc,
 					 debuginfo_file_name)) {
-		int fd = cached_debuginfo(mod, debuginfo_file_name);
+		int fd = cached_debuginfo(mod, userdata, debuginfo_file_name);
 		if (fd >= 0)
 			return fd;
 	}

@@ -8,7 +8,6 @@
 
 #include <dwarf.h>
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------------ */

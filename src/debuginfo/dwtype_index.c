@@ -14,21 +14,17 @@
 #include <string.h>
 
 #include "ws_grow.h"
+#include "ws_hash.h"
 
 /* ------------------------------------------------------------------------ */
-/* The hash map (struct map in dwtype_internal.h): FNV-1a, linear probing,
- * at most half full. */
+/* The hash map (struct map in dwtype_internal.h): linear probing, at most
+ * half full. */
 
 static uint64_t map_hash(const void *scope, uint32_t extra, const char *key,
 			 size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)scope ^
-		     ((uint64_t)extra << 40);
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)key[i];
-		h *= 0x100000001b3ull;
-	}
-	return h ^ (h >> 31);
+	return ws_hash_bytes(key, len,
+			     ws_hash_u64((uint64_t)(uintptr_t)scope) ^ extra);
 }
 
 /* The slot holding the key, or the empty slot where it would go; NULL for a
@@ -142,11 +138,10 @@ static int collect_module(Dwfl_Module *mod, void **userdata, const char *name,
 	(void)userdata;
 	(void)start;
 	struct ws_dwtype_program *prog = arg;
-	struct module *mods = realloc(prog->mods,
-				      (prog->nmods + 1) * sizeof(*mods));
-	if (!mods)
+	if (!ws_grow((void **)&prog->mods, &prog->mods_cap, prog->nmods + 1,
+		     sizeof(*prog->mods)))
 		return DWARF_CB_ABORT;
-	prog->mods = mods;
+	struct module *mods = prog->mods;
 	struct module m = { .mod = mod, .name = name ? name : "?" };
 	mods[prog->nmods] = m;
 	if (!prog->have_executable && module_is_executable(mod)) {

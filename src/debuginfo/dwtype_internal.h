@@ -31,8 +31,6 @@ bool dwtype_map_get(const struct map *m, const void *scope, uint32_t extra,
 bool dwtype_map_put(struct map *m, const void *scope, uint32_t extra,
 		    const char *key, size_t len, size_t value);
 
-/* Grows *array to hold `need` elements of `elem` bytes. */
-
 enum module_state { MOD_UNINDEXED, MOD_INDEXED, MOD_NO_DWARF };
 
 struct module {
@@ -55,7 +53,7 @@ struct ws_dwtype_program {
 	Dwfl *dwfl;
 	struct ws_memory_reader reader;
 	struct module *mods;    /* the main executable first */
-	size_t nmods;
+	size_t nmods, mods_cap;
 	bool have_executable;   /* mods[0] is it */
 	Dwarf_Die *dies;        /* indexed variables and types, all modules */
 	size_t ndies, dies_cap;

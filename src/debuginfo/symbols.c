@@ -2,17 +2,14 @@
  * Symbolization (ws_symbols.h): turns pcs of one target process into frames
  * (function, file:line, module) with libdw, expanding inlined calls. Owns the
  * process's Dwfl, a cache keyed by (pc, is_return_address) and every string
- * and ws_location it hands out. It never attaches to the target: unwinding and
- * DWARF types belong to other modules, which borrow the Dwfl.
- *
- * libdw 0.188 finds an address's CU through .debug_aranges only. Go writes
- * none (nor does clang by default), so the first address libdw cannot place
- * in a module builds that module's index of the CUs aranges leave out (their
- * own DW_AT_low_pc/high_pc or DW_AT_ranges), and the first address in each
- * such CU an index of its functions: a cold lookup there is two binary
- * searches and a walk of one function's DIEs.
+ * and ws_location it hands out. Finding the scopes that hold a pc (and the
+ * index for modules without .debug_aranges) is symbols_index.c's. It never
+ * attaches to the target: unwinding and DWARF types belong to other modules,
+ * which borrow the Dwfl.
  */
 #include "ws_symbols.h"
+
+#include "symbols_internal.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -23,6 +20,7 @@
 #include <string.h>
 
 #include "ws_debugcache.h"
+#include "ws_hash.h"
 
 /* One slot of the location cache; location == NULL marks an empty slot. */
 struct cache_slot {
@@ -37,44 +35,10 @@ struct string_slot {
 	char *str;
 };
 
-/* An address range [low, high) in the DWARF's addresses (before the
- * module's bias), and what lies there. */
-struct addr_range {
-	Dwarf_Addr low, high;
-	uint64_t value;
-};
-
-/* Ranges sorted by low and disjoint once range_table_finish ran. */
-struct range_table {
-	struct addr_range *ranges;
-	size_t count, capacity;
-};
-
-/* One CU of a module_index. */
-struct indexed_cu {
-	Dwarf_Off offset;	/* of the CU DIE */
-	/* The outermost scopes with code (the functions: what find_call_chain
-	 * enters first from the CU DIE); value is the DIE offset. Built on the
-	 * CU's first lookup. */
-	struct range_table scopes;
-	bool scopes_built;
-};
-
-/* Where the code of a module's CUs and functions lies, for a module whose
- * .debug_aranges missed an address (Go writes none, clang by default none;
- * libdw 0.188 finds CUs through them only). Built on that first miss. */
-struct module_index {
-	Dwfl_Module *module;
-	Dwarf *dwarf;			/* NULL: the module has no DWARF */
-	Dwarf_Addr bias;
-	struct range_table cu_ranges;	/* value: the index into cus */
-	struct indexed_cu *cus;
-	size_t ncus;
-};
-
 struct ws_symbols {
 	pid_t pid;
 	Dwfl *dwfl;
+	struct ws_debugcache *debug_cache;	/* borrowed; NULL: none */
 	/* Open addressing with linear probing; capacities are powers of two. */
 	struct cache_slot *cache;
 	size_t cache_capacity;
@@ -82,10 +46,7 @@ struct ws_symbols {
 	struct string_slot *strings;
 	size_t strings_capacity;
 	size_t strings_count;
-	/* Few (one per module that needed one): searched linearly. Keyed by
-	 * module: modules are never removed (refresh only adds). */
-	struct module_index *module_indexes;
-	size_t nmodule_indexes;
+	struct symbols_index index;	/* for modules without aranges */
 };
 
 enum {
@@ -104,7 +65,9 @@ static const struct ws_location nomem_location = {
  * vDSO from memory); find_debuginfo looks in /usr/lib/debug and .build-id.
  * Both are libdwfl's standard ones wrapped by ws_debugcache, which swaps in
  * an uncompressed copy of a file whose DWARF is compressed (libdw would
- * inflate it on every run). Callbacks must outlive the Dwfl, hence static. */
+ * inflate it on every run), when the module carries a cache
+ * (ws_debugcache_attach after each report). Callbacks must outlive the
+ * Dwfl, hence static. */
 static char *debuginfo_path;
 static const Dwfl_Callbacks proc_callbacks = {
 	.find_elf = ws_debugcache_find_elf,
@@ -112,23 +75,11 @@ static const Dwfl_Callbacks proc_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-/* splitmix64's finalizer: pcs of one function differ in the low bits only,
- * and the table indexes by the low bits, so mix them all. */
+/* pcs of one function differ in the low bits only, and the table indexes
+ * by the low bits: ws_hash_u64 spreads them. */
 static uint64_t hash_pc(uint64_t pc, bool is_return_address)
 {
-	uint64_t x = pc ^ (is_return_address ? 0x9e3779b97f4a7c15ULL : 0);
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
-/* FNV-1a over s[0..len). */
-static uint64_t hash_string(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-	return h;
+	return ws_hash_u64(pc ^ (is_return_address ? 0x9e3779b97f4a7c15ULL : 0));
 }
 
 /* ---- the string table: names and paths, each stored once ---- */
@@ -166,7 +117,7 @@ static const char *intern_prefix(struct ws_symbols *symbols, const char *s,
 		*out_of_memory = true;
 		return NULL;
 	}
-	uint64_t hash = hash_string(s, len);
+	uint64_t hash = ws_hash_bytes(s, len, 0);
 	size_t mask = symbols->strings_capacity - 1;
 	size_t i = hash & mask;
 	for (; symbols->strings[i].str; i = (i + 1) & mask) {
@@ -239,7 +190,7 @@ static bool cache_rebuild(struct ws_symbols *symbols, size_t capacity,
 	return true;
 }
 
-/* ---- DWARF: names, call sites, the scopes holding a pc ---- */
+/* ---- DWARF: names and call sites ---- */
 
 /* The name of a subprogram or inlined call: DW_AT_name, following
  * DW_AT_abstract_origin and DW_AT_specification (inlined instances and
@@ -284,361 +235,10 @@ static struct ws_location *location_alloc(size_t capacity)
 	return location;
 }
 
-/* Deepest inlining that is expanded; deeper (never seen in practice) loses
- * the innermost calls. */
-enum { MAX_CALL_DEPTH = 64 };
-
-/* Appends to chain[*depth..] the DW_TAG_subprogram and
- * DW_TAG_inlined_subroutine DIEs among the descendants of `parent` that
- * contain pc, outermost first. Returns true once a DIE containing pc was
- * found (the search ends there: scopes nest, so no sibling contains it).
- *
- * One pass that descends only into scopes containing pc, skipping other
- * subtrees through DW_AT_sibling. dwarf_getscopes would not do: above the
- * innermost inlined call it continues with the scopes of the abstract
- * definition (what variable lookup wants), losing the callers; recovering
- * them with dwarf_getscopes_die walks the CU again and costs twice as much. */
-static bool find_call_chain(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *chain,
-			    int *depth)
-{
-	Dwarf_Die child;
-	if (dwarf_child(parent, &child) != 0)
-		return false;
-	do {
-		int tag = dwarf_tag(&child);
-		switch (tag) {
-		case DW_TAG_subprogram:
-		case DW_TAG_inlined_subroutine:
-		case DW_TAG_lexical_block:
-		case DW_TAG_try_block:
-		case DW_TAG_catch_block:
-			if (dwarf_haspc(&child, pc) != 1)
-				break;
-			if (tag != DW_TAG_lexical_block &&
-			    tag != DW_TAG_try_block &&
-			    tag != DW_TAG_catch_block) {
-				if (*depth == MAX_CALL_DEPTH)
-					return true;
-				chain[(*depth)++] = child;
-			}
-			find_call_chain(&child, pc, chain, depth);
-			return true;
-		case DW_TAG_namespace:
-		case DW_TAG_module:
-			/* No pc range of their own, but hold functions (C++,
-			 * Fortran). */
-			if (find_call_chain(&child, pc, chain, depth))
-				return true;
-			break;
-		default:
-			break;
-		}
-	} while (dwarf_siblingof(&child, &child) == 0);
-	return false;
-}
-
-/* ---- the module index: CUs and functions by address, without aranges ---- */
-
-static bool range_table_add(struct range_table *table, Dwarf_Addr low,
-			    Dwarf_Addr high, uint64_t value)
-{
-	if (table->count == table->capacity) {
-		size_t capacity = table->capacity ? table->capacity * 2 : 64;
-		struct addr_range *grown = realloc(table->ranges, capacity *
-						   sizeof(*grown));
-		if (!grown)
-			return false;
-		table->ranges = grown;
-		table->capacity = capacity;
-	}
-	table->ranges[table->count++] = (struct addr_range){
-		.low = low,
-		.high = high,
-		.value = value,
-	};
-	return true;
-}
-
-/* Adds every range of `die` (dwarf_ranges: DW_AT_low_pc/high_pc or
- * DW_AT_ranges, DWARF 2 to 5) with `value`. */
-static bool range_table_add_die(struct range_table *table, Dwarf_Die *die,
-				uint64_t value)
-{
-	Dwarf_Addr base, low, high;
-	ptrdiff_t offset = 0;
-	while ((offset = dwarf_ranges(die, offset, &base, &low, &high)) > 0) {
-		/* GNU ld leaves the ranges of discarded functions at 0, where
-		 * they overlap each other. */
-		if (low == 0 || low >= high)
-			continue;
-		if (!range_table_add(table, low, high, value))
-			return false;
-	}
-	return true;
-}
-
-static int compare_ranges(const void *a, const void *b)
-{
-	const struct addr_range *x = a, *y = b;
-	if (x->low != y->low)
-		return x->low < y->low ? -1 : 1;
-	return (x->high > y->high) - (x->high < y->high);
-}
-
-/* Sorts the table and makes it disjoint. Ranges should not overlap, but
- * should two do anyway the lower keeps the overlap, so that one binary
- * search settles every address. */
-static void range_table_finish(struct range_table *table)
-{
-	if (table->count == 0)
-		return;
-	qsort(table->ranges, table->count, sizeof(table->ranges[0]),
-	      compare_ranges);
-	size_t kept = 0;
-	Dwarf_Addr covered = 0;
-	for (size_t i = 0; i < table->count; i++) {
-		struct addr_range range = table->ranges[i];
-		if (range.low < covered)
-			range.low = covered;
-		if (range.low >= range.high)
-			continue;
-		table->ranges[kept++] = range;
-		covered = range.high;
-	}
-	table->count = kept;
-}
-
-/* The range holding address, or NULL. O(log count). */
-static const struct addr_range *range_table_find(
-	const struct range_table *table, Dwarf_Addr address)
-{
-	/* The first range starting above address: the one before it is the
-	 * only candidate. */
-	size_t low = 0, high = table->count;
-	while (low < high) {
-		size_t mid = low + (high - low) / 2;
-		if (table->ranges[mid].low <= address)
-			low = mid + 1;
-		else
-			high = mid;
-	}
-	if (low == 0 || address >= table->ranges[low - 1].high)
-		return NULL;
-	return &table->ranges[low - 1];
-}
-
-static int compare_offsets(const void *a, const void *b)
-{
-	Dwarf_Off x = *(const Dwarf_Off *)a, y = *(const Dwarf_Off *)b;
-	return (x > y) - (x < y);
-}
-
-/* The CU DIE offsets .debug_aranges names, sorted (duplicates kept), in
- * *ret; *count = 0 without aranges. Returns false on out of memory. */
-static bool arange_cus(Dwarf *dwarf, Dwarf_Off **ret, size_t *count)
-{
-	Dwarf_Aranges *aranges;
-	size_t naranges;
-	*ret = NULL;
-	*count = 0;
-	if (dwarf_getaranges(dwarf, &aranges, &naranges) != 0 ||
-	    naranges == 0)
-		return true;
-	Dwarf_Off *offsets = malloc(naranges * sizeof(*offsets));
-	if (!offsets)
-		return false;
-	size_t n = 0;
-	for (size_t i = 0; i < naranges; i++) {
-		Dwarf_Addr start;
-		Dwarf_Word length;
-		if (dwarf_getarangeinfo(dwarf_onearange(aranges, i), &start,
-					&length, &offsets[n]) == 0)
-			n++;
-	}
-	qsort(offsets, n, sizeof(*offsets), compare_offsets);
-	*ret = offsets;
-	*count = n;
-	return true;
-}
-
-/* Reads the ranges of the CUs of index->dwarf that .debug_aranges leaves
- * out (all of them for Go): the unit headers and those CU DIEs only, not
- * their children. ~0.1 ms for a small Go program's 60 CUs; for a module
- * whose aranges cover every CU, an empty index for one pass over the
- * headers (~0.5-1.5 ms for libc's 2,000). Returns false on out of memory. */
-static bool module_index_build(struct module_index *index)
-{
-	Dwarf_Off *covered;
-	size_t ncovered;
-	if (!arange_cus(index->dwarf, &covered, &ncovered))
-		return false;
-
-	bool ok = true;
-	Dwarf_CU *cu = NULL;
-	Dwarf_Half version;
-	uint8_t unit_type;
-	Dwarf_Die cudie;
-	size_t capacity = 0;
-	while (ok && dwarf_get_units(index->dwarf, cu, &cu, &version,
-				     &unit_type, &cudie, NULL) == 0) {
-		/* Type units hold no code; other kinds leave cudie cleared. */
-		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial &&
-		    unit_type != DW_UT_skeleton)
-			continue;
-		Dwarf_Off offset = dwarf_dieoffset(&cudie);
-		if (ncovered > 0 && bsearch(&offset, covered, ncovered,
-					    sizeof(*covered), compare_offsets))
-			continue;
-		if (index->ncus == capacity) {
-			capacity = capacity ? capacity * 2 : 64;
-			struct indexed_cu *grown = realloc(
-				index->cus, capacity * sizeof(*grown));
-			if (!grown) {
-				ok = false;
-				break;
-			}
-			index->cus = grown;
-		}
-		index->cus[index->ncus] = (struct indexed_cu){
-			.offset = offset,
-		};
-		ok = range_table_add_die(&index->cu_ranges, &cudie,
-					 index->ncus);
-		index->ncus++;
-	}
-	free(covered);
-	range_table_finish(&index->cu_ranges);
-	return ok;
-}
-
-static void module_index_deinit(struct module_index *index)
-{
-	for (size_t i = 0; i < index->ncus; i++)
-		free(index->cus[i].scopes.ranges);
-	free(index->cus);
-	free(index->cu_ranges.ranges);
-}
-
-/* The index of `module`, built on first use (a module without DWARF gets an
- * empty one, so it is asked once). NULL on out of memory. */
-static struct module_index *module_index_get(struct ws_symbols *symbols,
-					     Dwfl_Module *module)
-{
-	for (size_t i = 0; i < symbols->nmodule_indexes; i++) {
-		if (symbols->module_indexes[i].module == module)
-			return &symbols->module_indexes[i];
-	}
-	struct module_index index = { .module = module };
-	index.dwarf = dwfl_module_getdwarf(module, &index.bias);
-	struct module_index *grown = NULL;
-	if (!index.dwarf || module_index_build(&index))
-		grown = realloc(symbols->module_indexes,
-				(symbols->nmodule_indexes + 1) *
-				sizeof(*grown));
-	if (!grown) {
-		module_index_deinit(&index);
-		return NULL;
-	}
-	symbols->module_indexes = grown;
-	grown[symbols->nmodule_indexes] = index;
-	return &grown[symbols->nmodule_indexes++];
-}
-
-static bool is_scope_with_code(int tag)
-{
-	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
-	       tag == DW_TAG_lexical_block || tag == DW_TAG_try_block ||
-	       tag == DW_TAG_catch_block;
-}
-
-/* Adds the ranges of the scopes find_call_chain(parent) would consider
- * first: parent's children with code, and those of its namespaces. */
-static bool collect_scopes(Dwarf_Die *parent, struct range_table *scopes)
-{
-	Dwarf_Die child;
-	if (dwarf_child(parent, &child) != 0)
-		return true;
-	do {
-		int tag = dwarf_tag(&child);
-		if (is_scope_with_code(tag)) {
-			if (!range_table_add_die(scopes, &child,
-						 dwarf_dieoffset(&child)))
-				return false;
-		} else if (tag == DW_TAG_namespace || tag == DW_TAG_module) {
-			if (!collect_scopes(&child, scopes))
-				return false;
-		}
-	} while (dwarf_siblingof(&child, &child) == 0);
-	return true;
-}
-
-/* find_call_chain(cudie, address, ...) through the CU's table of scopes:
- * straight to the function, then only down its subtree. The first lookup
- * in a CU builds the table, one walk of the CU's top-level DIEs (as costly
- * as one find_call_chain from the CU: Go writes no DW_AT_sibling, so
- * stepping over a function parses all of its DIEs). Returns false on out of
- * memory. */
-static bool indexed_call_chain(struct module_index *index,
-			       struct indexed_cu *cu, Dwarf_Die *cudie,
-			       Dwarf_Addr address, Dwarf_Die *chain,
-			       int *depth)
-{
-	if (!cu->scopes_built) {
-		if (!collect_scopes(cudie, &cu->scopes)) {
-			free(cu->scopes.ranges);
-			cu->scopes = (struct range_table){ 0 };
-			return false;
-		}
-		range_table_finish(&cu->scopes);
-		cu->scopes_built = true;
-	}
-	const struct addr_range *range = range_table_find(&cu->scopes,
-							  address);
-	Dwarf_Die scope;
-	if (!range || !dwarf_offdie(index->dwarf, range->value, &scope))
-		return true;
-	int tag = dwarf_tag(&scope);
-	if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine)
-		chain[(*depth)++] = scope;
-	find_call_chain(&scope, address, chain, depth);
-	return true;
-}
-
-/* Finds the CU holding `pc` through the module index: its DIE in *cudie
- * (returned), the DWARF address of pc in *address, and the call chain there
- * as find_call_chain would. Returns NULL when no CU holds pc; on out of
- * memory also sets *out_of_memory. */
-static Dwarf_Die *indexed_lookup(struct ws_symbols *symbols,
-				 Dwfl_Module *module, Dwarf_Addr pc,
-				 Dwarf_Die *cudie, Dwarf_Addr *address,
-				 Dwarf_Die *chain, int *depth,
-				 bool *out_of_memory)
-{
-	struct module_index *index = module_index_get(symbols, module);
-	if (!index) {
-		*out_of_memory = true;
-		return NULL;
-	}
-	if (!index->dwarf)
-		return NULL;
-	/* Modular, as in libdwfl: a bias may "wrap". */
-	*address = pc - index->bias;
-	const struct addr_range *range = range_table_find(&index->cu_ranges,
-							  *address);
-	if (!range)
-		return NULL;
-	struct indexed_cu *cu = &index->cus[range->value];
-	if (!dwarf_offdie(index->dwarf, cu->offset, cudie))
-		return NULL;
-	if (!indexed_call_chain(index, cu, cudie, *address, chain, depth))
-		*out_of_memory = true;
-	return cudie;
-}
-
 /* ---- resolving one address ---- */
 
-/* Appends to location the frames of a call chain (as find_call_chain leaves
- * it, outermost first): one per DW_TAG_inlined_subroutine inside the
+/* Appends to location the frames of a call chain (as
+ * symbols_find_call_chain leaves it, outermost first): one per DW_TAG_inlined_subroutine inside the
  * innermost DW_TAG_subprogram, innermost first, then that subprogram.
  * `base` carries the address, module and the pc's own file:line. Returns
  * false when the chain names no function (then nothing was appended). On
@@ -659,6 +259,8 @@ static bool add_dwarf_frames(struct ws_symbols *symbols, Dwarf_Die *chain,
 		return false;
 
 	size_t nframes = (size_t)(depth - subprogram);
+	/* Not ws_grow: a location is a header and its frames in one block,
+	 * sized exactly (it lives as long as the cache, one per pc). */
 	struct ws_location *grown = realloc(*location, sizeof(**location) +
 					    nframes *
 					    sizeof(grown->frames[0]));
@@ -752,13 +354,15 @@ static struct ws_location *resolve(struct ws_symbols *symbols, uint64_t pc,
 		if (line)
 			file = dwfl_lineinfo(line, NULL, &base.line, NULL,
 					     NULL, NULL);
-		find_call_chain(cudie, lookup_pc - bias, chain, &depth);
+		symbols_find_call_chain(cudie, lookup_pc - bias, chain,
+					&depth);
 	} else {
 		Dwarf_Die cudie_storage;
 		Dwarf_Addr address;
-		cudie = indexed_lookup(symbols, module, lookup_pc,
-				       &cudie_storage, &address, chain,
-				       &depth, &out_of_memory);
+		cudie = symbols_index_lookup(&symbols->index, module,
+					     lookup_pc, &cudie_storage,
+					     &address, chain, &depth,
+					     &out_of_memory);
 		/* dwfl_module_getsrc goes through .debug_aranges too. */
 		Dwarf_Line *line = cudie ?
 			dwarf_getsrc_die(cudie, address) : NULL;
@@ -814,12 +418,28 @@ static struct ws_error *report_error(int rc, pid_t pid)
 			       (int)pid, dwfl_errmsg(-1));
 }
 
+/* See ws_symbols_set_default_debug_cache. */
+static struct ws_debugcache *default_debug_cache;
+
+void ws_symbols_set_default_debug_cache(struct ws_debugcache *debug_cache)
+{
+	default_debug_cache = debug_cache;
+}
+
 struct ws_error *ws_symbols_create(pid_t pid, struct ws_symbols **ret)
+{
+	return ws_symbols_create_cached(pid, default_debug_cache, ret);
+}
+
+struct ws_error *ws_symbols_create_cached(pid_t pid,
+					  struct ws_debugcache *debug_cache,
+					  struct ws_symbols **ret)
 {
 	struct ws_symbols *symbols = calloc(1, sizeof(*symbols));
 	if (!symbols)
 		return &ws_error_nomem;
 	symbols->pid = pid;
+	symbols->debug_cache = debug_cache;
 	symbols->cache = calloc(CACHE_INITIAL_CAPACITY,
 				sizeof(*symbols->cache));
 	if (!symbols->cache) {
@@ -851,6 +471,7 @@ struct ws_error *ws_symbols_create(pid_t pid, struct ws_symbols **ret)
 		ws_symbols_destroy(symbols);
 		return err;
 	}
+	ws_debugcache_attach(debug_cache, symbols->dwfl);
 	*ret = symbols;
 	return NULL;
 }
@@ -865,9 +486,7 @@ void ws_symbols_destroy(struct ws_symbols *symbols)
 	for (size_t i = 0; i < symbols->strings_capacity; i++)
 		free(symbols->strings[i].str);
 	free(symbols->strings);
-	for (size_t i = 0; i < symbols->nmodule_indexes; i++)
-		module_index_deinit(&symbols->module_indexes[i]);
-	free(symbols->module_indexes);
+	symbols_index_deinit(&symbols->index);
 	if (symbols->dwfl)
 		dwfl_end(symbols->dwfl);
 	free(symbols);
@@ -918,6 +537,8 @@ struct ws_error *ws_symbols_refresh(struct ws_symbols *symbols)
 		err = ws_error_create(WS_ERR_OTHER,
 				      "read modules of process %d: %s",
 				      (int)symbols->pid, dwfl_errmsg(-1));
+	/* Modules new since the last report have no cache yet. */
+	ws_debugcache_attach(symbols->debug_cache, symbols->dwfl);
 	if (err)
 		return err;
 	if (!cache_rebuild(symbols, symbols->cache_capacity, is_unmapped))

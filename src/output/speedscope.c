@@ -5,6 +5,7 @@
  * format is speedscope's file-format-schema.json; tools/validate-speedscope
  * checks our output against it.
  */
+#include "ws_grow.h"
 #include "ws_json_out.h"
 #include "ws_speedscope.h"
 
@@ -39,13 +40,8 @@ static struct ws_error *write_sample(const uint32_t *stack, size_t depth,
 	(void)weight;
 	struct samples_writer *w = arg;
 	size_t need = depth * 11 + 4; /* ",\n[" + digits and commas + "]" */
-	if (need > w->capacity) {
-		char *line = realloc(w->line, need);
-		if (!line)
-			return &ws_error_nomem;
-		w->line = line;
-		w->capacity = need;
-	}
+	if (!ws_grow((void **)&w->line, &w->capacity, need, 1))
+		return &ws_error_nomem;
 	char *p = w->line;
 	if (!w->first)
 		*p++ = ',';

@@ -1,245 +1,23 @@
 /*
- * The profile: interns frames by (name, file, line) and stacks by their frame
- * indices, and keeps per group either a time-ordered run-length list of
+ * The profile: keeps per group either a time-ordered run-length list of
  * stacks (thread, task) or a stack -> weight aggregate (all, state, and the
- * "no thread" group). Naming
- * of leaf frames ("[running]", "[failed to sample: ...]") lives here too, so
- * every writer shows the same frames. Formats are the writers' business.
+ * "no thread" group), and answers the writers. Frames and stacks arrive as
+ * indices from profile_intern.c, which also names the leaf frames
+ * ("[running]", "[failed to sample: ...]"). Formats are the writers'.
  */
 #include "ws_profile.h"
-#include "ws_grow.h"
-#include "ws_symbols.h"
+
+#include "profile_internal.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * A set of indices into some item array, open addressing with linear probing.
- * A slot holds the item's 32-bit hash in its upper half and index + 1 in its
- * lower half (0 = empty). The stored hash both rejects most mismatches
- * without touching the item and places the slot again on growth, so growing
- * never needs the items. Capacity is a power of two, load at most 1/2.
- */
-struct index_set {
-	uint64_t *slots;
-	size_t capacity;
-	size_t count;
-};
-
-typedef bool (*index_eq_fn)(const void *key, uint32_t index);
-
-static void index_set_deinit(struct index_set *set)
-{
-	free(set->slots);
-}
-
-/* Returns the slot holding a matching index, or the empty slot where it
- * belongs. The set must have a free slot (index_set_reserve). */
-static uint64_t *index_set_find(const struct index_set *set, uint32_t hash,
-				index_eq_fn eq, const void *key)
-{
-	size_t mask = set->capacity - 1;
-	for (size_t pos = hash & mask;; pos = (pos + 1) & mask) {
-		uint64_t slot = set->slots[pos];
-		if (!slot)
-			return &set->slots[pos];
-		if ((uint32_t)(slot >> 32) == hash &&
-		    eq(key, (uint32_t)slot - 1))
-			return &set->slots[pos];
-	}
-}
-
-/* Makes room for one more index; false when out of memory. */
-static bool index_set_reserve(struct index_set *set)
-{
-	if ((set->count + 1) * 2 <= set->capacity)
-		return true;
-	size_t capacity = set->capacity ? set->capacity * 2 : 64;
-	if (capacity > ((size_t)1 << 32))
-		return false; /* the stored 32-bit hash could not place slots */
-	uint64_t *slots = calloc(capacity, sizeof(*slots));
-	if (!slots)
-		return false;
-	for (size_t i = 0; i < set->capacity; i++) {
-		uint64_t slot = set->slots[i];
-		if (!slot)
-			continue;
-		size_t pos = (slot >> 32) & (capacity - 1);
-		while (slots[pos])
-			pos = (pos + 1) & (capacity - 1);
-		slots[pos] = slot;
-	}
-	free(set->slots);
-	set->slots = slots;
-	set->capacity = capacity;
-	return true;
-}
-
-static void index_set_insert(struct index_set *set, uint64_t *slot,
-			     uint32_t hash, uint32_t index)
-{
-	*slot = ((uint64_t)hash << 32) | ((uint64_t)index + 1);
-	set->count++;
-}
-
-/* splitmix64's finalizer: every input bit affects every output bit, which
- * the low bits used for slot positions need. */
-static uint64_t hash_mix(uint64_t h)
-{
-	h ^= h >> 30;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 27;
-	h *= 0x94d049bb133111ebULL;
-	h ^= h >> 31;
-	return h;
-}
-
-static uint64_t load64(const unsigned char *p)
-{
-	uint64_t w;
-	memcpy(&w, p, sizeof(w));
-	return w;
-}
-
-static uint64_t load32(const unsigned char *p)
-{
-	uint32_t w;
-	memcpy(&w, p, sizeof(w));
-	return w;
-}
-
-/* 64x64 -> 128-bit product folded to 64 bits: one instruction's latency
- * mixes 16 input bytes. */
-static uint64_t fold_multiply(uint64_t a, uint64_t b)
-{
-	__uint128_t product = (__uint128_t)a * b;
-	return (uint64_t)product ^ (uint64_t)(product >> 64);
-}
-
-/* Hashes 16 bytes per step and reads the tail with overlapping loads: frame
- * names are hashed for every frame of every sample, so this sits on the
- * profile's hot path (a byte-at-a-time hash took ~40% of ws_profile_add).
- * Not meant to resist crafted collisions; those only cost probes. */
-static uint64_t hash_bytes(const void *data, size_t len, uint64_t seed)
-{
-	static const uint64_t k0 = 0x9e3779b97f4a7c15ULL;
-	static const uint64_t k1 = 0xc2b2ae3d27d4eb4fULL;
-	static const uint64_t k2 = 0x165667b19e3779f9ULL;
-	const unsigned char *p = data;
-	size_t n = len;
-	uint64_t h = seed ^ (len * k0);
-	while (n > 16) {
-		h = fold_multiply(load64(p) ^ k1, load64(p + 8) ^ h);
-		p += 16;
-		n -= 16;
-	}
-	uint64_t a = 0, b = 0;
-	if (n >= 8) {
-		a = load64(p);
-		b = load64(p + n - 8);
-	} else if (n >= 4) {
-		a = load32(p);
-		b = load32(p + n - 4);
-	} else if (n) {
-		a = (uint64_t)p[0] | (uint64_t)p[n / 2] << 8 |
-		    (uint64_t)p[n - 1] << 16;
-	}
-	h = fold_multiply(a ^ k1, b ^ h ^ k2);
-	return fold_multiply(h ^ k0, (uint64_t)len ^ k2);
-}
-
-/* Strings the profile keeps (frame names, files) live in large chunks: one
- * allocation per few thousand strings instead of one each, and one free. */
-struct string_chunk {
-	struct string_chunk *next;
-	size_t used, size;
-	char data[];
-};
-
-enum { STRING_CHUNK_SIZE = 64 * 1024 };
-
-static char *strings_copy(struct string_chunk **chunks, const char *s,
-			  size_t len)
-{
-	struct string_chunk *chunk = *chunks;
-	if (!chunk || chunk->size - chunk->used < len + 1) {
-		size_t size = len + 1 > STRING_CHUNK_SIZE ? len + 1
-							  : STRING_CHUNK_SIZE;
-		chunk = malloc(sizeof(*chunk) + size);
-		if (!chunk)
-			return NULL;
-		chunk->used = 0;
-		chunk->size = size;
-		chunk->next = *chunks;
-		*chunks = chunk;
-	}
-	char *copy = chunk->data + chunk->used;
-	memcpy(copy, s, len);
-	copy[len] = '\0';
-	chunk->used += len + 1;
-	return copy;
-}
-
-/* The public frame plus what makes comparing cheap. */
-struct frame_record {
-	struct ws_profile_frame frame;
-	uint32_t name_len;
-};
-
-struct stack_record {
-	size_t offset;  /* into stack_pool */
-	uint32_t depth;
-	uint32_t hash;
-};
-
-/* One profile group. Entries are parallel arrays (stack id, weight) so an
- * entry costs 12 bytes. */
-struct group {
-	char *name;
-	uint64_t key;
-	bool has_task_name;  /* thread groups: name already carries one */
-	bool aggregated;     /* entries unique by stack, see group_aggregates */
-	double start, end, weight;
-	uint32_t *stacks;
-	double *weights;
-	size_t count, capacity;
-	struct index_set by_stack;  /* aggregated groups: entries by stack */
-};
-
-struct ws_profile {
-	enum ws_group_by group_by;
-	double interval;
-	double duration;
-	char *title;
-	size_t sample_count;
-
-	struct string_chunk *strings;
-
-	struct frame_record *frames;
-	size_t frame_count, frame_capacity;
-	struct index_set frame_set;
-
-	uint32_t *stack_pool;
-	size_t pool_used, pool_capacity;
-	struct stack_record *stacks;
-	size_t stack_count, stack_capacity;
-	struct index_set stack_set;
-
-	struct group *groups;
-	size_t group_count, group_capacity;
-	struct index_set group_set;
-
-	/* Scratch for ws_profile_add: the sample's frame indices and the text
-	 * of generated frame names; reused so adding allocates nothing once
-	 * the profile has seen its stacks. */
-	uint32_t *scratch_stack;
-	size_t scratch_stack_capacity;
-	char *scratch_name;
-	size_t scratch_name_capacity;
-};
+#include "ws_grow.h"
+#include "ws_hash.h"
 
 struct ws_error *ws_profile_create(enum ws_group_by group_by, double interval,
 				   struct ws_profile **ret)
@@ -275,219 +53,11 @@ void ws_profile_destroy(struct ws_profile *profile)
 	index_set_deinit(&profile->stack_set);
 	free(profile->frames);
 	index_set_deinit(&profile->frame_set);
-	while (profile->strings) {
-		struct string_chunk *next = profile->strings->next;
-		free(profile->strings);
-		profile->strings = next;
-	}
+	profile_strings_free(profile->strings);
 	free(profile->scratch_stack);
 	free(profile->scratch_name);
 	free(profile->title);
 	free(profile);
-}
-
-/* --- frames --- */
-
-struct frame_key {
-	const struct ws_profile *profile;
-	const char *name;
-	size_t name_len;
-	const char *file;  /* NULL if unknown */
-	int line;
-};
-
-static bool frame_eq(const void *key_arg, uint32_t index)
-{
-	const struct frame_key *key = key_arg;
-	const struct frame_record *record = &key->profile->frames[index];
-	if (record->name_len != key->name_len ||
-	    record->frame.line != key->line ||
-	    memcmp(record->frame.name, key->name, key->name_len) != 0)
-		return false;
-	if (!record->frame.file || !key->file)
-		return record->frame.file == key->file;
-	return strcmp(record->frame.file, key->file) == 0;
-}
-
-/* Interns (name[0..name_len), file, line); an empty file is unknown. The
- * hash leaves the file out: one name on one line in several files is rare,
- * and hashing the path too would add a second pass over bytes per frame. */
-static struct ws_error *intern_frame(struct ws_profile *profile,
-				     const char *name, size_t name_len,
-				     const char *file, int line, uint32_t *ret)
-{
-	if (file && !*file)
-		file = NULL;
-	if (line < 0)
-		line = 0;
-	if (name_len > UINT32_MAX)
-		name_len = UINT32_MAX; /* a 4 GiB name: keep a prefix */
-	uint32_t hash = (uint32_t)(hash_bytes(name, name_len,
-					      (uint64_t)(unsigned)line) >> 32);
-
-	struct frame_key key = {profile, name, name_len, file, line};
-	if (!index_set_reserve(&profile->frame_set))
-		return &ws_error_nomem;
-	uint64_t *slot = index_set_find(&profile->frame_set, hash, frame_eq,
-					&key);
-	if (*slot) {
-		*ret = (uint32_t)*slot - 1;
-		return NULL;
-	}
-
-	if (profile->frame_count >= UINT32_MAX)
-		return ws_error_create(WS_ERR_OTHER, "profile: too many frames");
-	if (!ws_grow((void **)&profile->frames, &profile->frame_capacity,
-		  profile->frame_count + 1, sizeof(*profile->frames)))
-		return &ws_error_nomem;
-
-	struct frame_record *record = &profile->frames[profile->frame_count];
-	record->frame.name = strings_copy(&profile->strings, name, name_len);
-	record->frame.file = file ? strings_copy(&profile->strings, file,
-						 strlen(file))
-				  : NULL;
-	record->frame.line = line;
-	record->name_len = (uint32_t)name_len;
-	if (!record->frame.name || (file && !record->frame.file))
-		return &ws_error_nomem;
-	index_set_insert(&profile->frame_set, slot, hash,
-			 (uint32_t)profile->frame_count);
-	*ret = (uint32_t)profile->frame_count++;
-	return NULL;
-}
-
-/* Makes the name scratch buffer hold at least `size` bytes. */
-static bool reserve_name(struct ws_profile *profile, size_t size)
-{
-	return ws_grow((void **)&profile->scratch_name,
-		    &profile->scratch_name_capacity, size, 1);
-}
-
-static struct ws_error *intern_unwound_frame(struct ws_profile *profile,
-					     const struct ws_frame *frame,
-					     uint32_t *ret)
-{
-	if (frame->function && *frame->function)
-		return intern_frame(profile, frame->function,
-				    strlen(frame->function), frame->file,
-				    frame->line, ret);
-	/* Unnamed (an empty name counts as none): "module+0xOFFSET" or
-	 * "0xADDRESS", formatted by the one function that defines how
-	 * frames are shown. */
-	struct ws_frame unnamed = *frame;
-	unnamed.function = NULL;
-	size_t module_len = frame->module ? strlen(frame->module) : 0;
-	if (!reserve_name(profile, module_len + 32))
-		return &ws_error_nomem;
-	ws_frame_display_name(&unnamed, profile->scratch_name,
-			      profile->scratch_name_capacity);
-	return intern_frame(profile, profile->scratch_name,
-			    strlen(profile->scratch_name), frame->file,
-			    frame->line, ret);
-}
-
-/* Writes "[PREFIX: DETAIL]" ("[PREFIX]" without detail) into the scratch
- * name; returns its length or 0 when out of memory. */
-static size_t leaf_name(struct ws_profile *profile, const char *prefix,
-			const char *detail)
-{
-	size_t prefix_len = strlen(prefix);
-	size_t detail_len = detail ? strlen(detail) : 0;
-	if (!reserve_name(profile, prefix_len + detail_len + 5))
-		return 0;
-	char *p = profile->scratch_name;
-	*p++ = '[';
-	memcpy(p, prefix, prefix_len);
-	p += prefix_len;
-	if (detail_len) {
-		memcpy(p, ": ", 2);
-		memcpy(p + 2, detail, detail_len);
-		p += 2 + detail_len;
-	}
-	*p++ = ']';
-	*p = '\0';
-	return (size_t)(p - profile->scratch_name);
-}
-
-/* The leaf frame: the failure when the sample failed, else the state. A
- * wait reason is shown for waiting and syscall states only: adapters of
- * runtimes that keep a stale reason in other states should not have it
- * appear under running code. */
-static struct ws_error *intern_leaf(struct ws_profile *profile,
-				    const struct ws_sample *sample,
-				    uint32_t *ret)
-{
-	size_t len;
-	if (sample->error) {
-		len = leaf_name(profile, "failed to sample", sample->error);
-	} else if (sample->state == WS_STATE_IDLE) {
-		len = leaf_name(profile, "idle worker", NULL);
-	} else {
-		const char *reason = NULL;
-		if (sample->state == WS_STATE_WAITING ||
-		    sample->state == WS_STATE_SYSCALL)
-			reason = sample->wait_reason;
-		len = leaf_name(profile, ws_state_name(sample->state), reason);
-	}
-	if (!len)
-		return &ws_error_nomem;
-	return intern_frame(profile, profile->scratch_name, len, NULL, 0, ret);
-}
-
-/* --- stacks --- */
-
-struct stack_key {
-	const struct ws_profile *profile;
-	const uint32_t *frames;
-	size_t depth;
-};
-
-static bool stack_eq(const void *key_arg, uint32_t index)
-{
-	const struct stack_key *key = key_arg;
-	const struct stack_record *stack = &key->profile->stacks[index];
-	return stack->depth == key->depth &&
-	       memcmp(key->profile->stack_pool + stack->offset, key->frames,
-		      key->depth * sizeof(*key->frames)) == 0;
-}
-
-static struct ws_error *intern_stack(struct ws_profile *profile,
-				     const uint32_t *frames, size_t depth,
-				     uint32_t *ret)
-{
-	if (depth > UINT32_MAX)
-		return ws_error_create(WS_ERR_OTHER, "profile: stack too deep");
-	uint32_t hash = (uint32_t)(hash_bytes(frames, depth * sizeof(*frames),
-					      0) >> 32);
-	struct stack_key key = {profile, frames, depth};
-	if (!index_set_reserve(&profile->stack_set))
-		return &ws_error_nomem;
-	uint64_t *slot = index_set_find(&profile->stack_set, hash, stack_eq,
-					&key);
-	if (*slot) {
-		*ret = (uint32_t)*slot - 1;
-		return NULL;
-	}
-
-	if (profile->stack_count >= UINT32_MAX)
-		return ws_error_create(WS_ERR_OTHER, "profile: too many stacks");
-	if (!ws_grow((void **)&profile->stack_pool, &profile->pool_capacity,
-		  profile->pool_used + depth, sizeof(*profile->stack_pool)) ||
-	    !ws_grow((void **)&profile->stacks, &profile->stack_capacity,
-		  profile->stack_count + 1, sizeof(*profile->stacks)))
-		return &ws_error_nomem;
-	memcpy(profile->stack_pool + profile->pool_used, frames,
-	       depth * sizeof(*frames));
-	profile->stacks[profile->stack_count] = (struct stack_record){
-		.offset = profile->pool_used,
-		.depth = (uint32_t)depth,
-		.hash = hash,
-	};
-	profile->pool_used += depth;
-	index_set_insert(&profile->stack_set, slot, hash,
-			 (uint32_t)profile->stack_count);
-	*ret = (uint32_t)profile->stack_count++;
-	return NULL;
 }
 
 /* --- groups --- */
@@ -574,7 +144,7 @@ static struct ws_error *find_group(struct ws_profile *profile,
 				   struct group **ret)
 {
 	uint64_t key = group_key(profile->group_by, sample);
-	uint32_t hash = (uint32_t)(hash_mix(key) >> 32);
+	uint32_t hash = (uint32_t)(ws_hash_u64(key) >> 32);
 	struct group_lookup lookup = {profile, key};
 	if (!index_set_reserve(&profile->group_set))
 		return &ws_error_nomem;
@@ -704,18 +274,20 @@ struct ws_error *ws_profile_add(struct ws_profile *profile,
 	/* Unwound innermost first; stored root first, leaf frame last. */
 	struct ws_error *err;
 	for (size_t i = 0; i < sample->nframes; i++) {
-		err = intern_unwound_frame(profile,
+		err = profile_intern_frame(profile,
 					   &sample->frames[sample->nframes - 1 - i],
 					   &profile->scratch_stack[i]);
 		if (err)
 			return err;
 	}
-	err = intern_leaf(profile, sample, &profile->scratch_stack[depth - 1]);
+	err = profile_intern_leaf(profile, sample,
+				  &profile->scratch_stack[depth - 1]);
 	if (err)
 		return err;
 
 	uint32_t stack = 0;
-	err = intern_stack(profile, profile->scratch_stack, depth, &stack);
+	err = profile_intern_stack(profile, profile->scratch_stack, depth,
+				   &stack);
 	if (err)
 		return err;
 	struct group *group = NULL;

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "ws_grow.h"
+
 void ws_maps_init(struct ws_maps *maps, pid_t pid)
 {
 	memset(maps, 0, sizeof(*maps));
@@ -37,16 +39,10 @@ struct ws_error *ws_maps_reload(struct ws_maps *maps)
 		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s", &start, &end,
 			   perms) != 3)
 			goto skip;
-		if (maps->n == maps->capacity) {
-			size_t cap = maps->capacity ? maps->capacity * 2 : 128;
-			struct ws_mapping *m = realloc(maps->mappings,
-						       cap * sizeof(*m));
-			if (!m) {
-				fclose(f);
-				return &ws_error_nomem;
-			}
-			maps->mappings = m;
-			maps->capacity = cap;
+		if (!ws_grow((void **)&maps->mappings, &maps->capacity,
+			     maps->n + 1, sizeof(*maps->mappings))) {
+			fclose(f);
+			return &ws_error_nomem;
 		}
 		struct ws_mapping *m = &maps->mappings[maps->n++];
 		m->start = start;

@@ -1,14 +1,11 @@
 /*
- * The traced process: seizing, the per-tick stop/resume cycle, signal
- * pass-through, thread churn, exec and exit, and detaching. All ptrace and
- * waitpid calls of wallspy live here; the rest of the program sees a set of
- * threads whose registers are valid while they are stopped.
- *
- * Events are consumed with waitpid(WNOHANG) and, when nothing is pending,
- * sigtimedwait on SIGCHLD, so a thread that never stops (uninterruptible
- * sleep) costs a bounded wait instead of hanging wallspy.
+ * The traced process's lifecycle (see ws_target.h): launching a command
+ * seized from its first instruction, attaching to every thread of a running
+ * process, detaching leaving it as it was, killing what wallspy launched,
+ * and the threads' names. All ptrace and waitpid calls of wallspy are in
+ * target*.c: the tick's in target_tick.c, the events' in target_events.c.
  */
-#include "ws_target.h"
+#include "target_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -19,506 +16,9 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 static const long seize_options = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC;
-
-uint64_t ws_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* --- the thread table --- */
-
-static size_t tid_slot(const struct ws_target *t, pid_t tid)
-{
-	return ((uint32_t)tid * 2654435761u) & (t->tid_index_size - 1);
-}
-
-static struct ws_thread *find_thread(struct ws_target *t, pid_t tid)
-{
-	for (size_t i = tid_slot(t, tid);; i = (i + 1) & (t->tid_index_size - 1)) {
-		uint32_t v = t->tid_index[i];
-		if (v == 0)
-			return NULL;
-		if (t->threads[v - 1].tid == tid)
-			return &t->threads[v - 1];
-	}
-}
-
-static void index_insert(struct ws_target *t, size_t idx)
-{
-	pid_t tid = t->threads[idx].tid;
-	size_t i = tid_slot(t, tid);
-	while (t->tid_index[i] != 0)
-		i = (i + 1) & (t->tid_index_size - 1);
-	t->tid_index[i] = (uint32_t)idx + 1;
-}
-
-static struct ws_error *rebuild_index(struct ws_target *t, size_t size)
-{
-	uint32_t *index = calloc(size, sizeof(*index));
-	if (!index)
-		return &ws_error_nomem;
-	free(t->tid_index);
-	t->tid_index = index;
-	t->tid_index_size = size;
-	for (size_t i = 0; i < t->nthreads; i++)
-		index_insert(t, i);
-	return NULL;
-}
-
-/* Drops exited threads from the table (between ticks only: pointers into the
- * table do not survive this). */
-static struct ws_error *compact_threads(struct ws_target *t)
-{
-	size_t out = 0;
-	for (size_t i = 0; i < t->nthreads; i++) {
-		if (t->threads[i].run != WS_THREAD_GONE)
-			t->threads[out++] = t->threads[i];
-		else
-			free(t->threads[i].stack_copy);
-	}
-	if (out == t->nthreads)
-		return NULL;
-	t->nthreads = out;
-	return rebuild_index(t, t->tid_index_size);
-}
-
-static struct ws_thread *add_thread(struct ws_target *t, pid_t tid,
-				    enum ws_thread_run run)
-{
-	struct ws_thread *existing = find_thread(t, tid);
-	if (existing) {
-		existing->run = run;
-		return existing;
-	}
-	if (t->nthreads == t->capacity) {
-		size_t cap = t->capacity ? t->capacity * 2 : 16;
-		struct ws_thread *threads = realloc(t->threads,
-						    cap * sizeof(*threads));
-		if (!threads)
-			return NULL;
-		t->threads = threads;
-		t->capacity = cap;
-	}
-	/* Keep the index at most half full. */
-	if ((t->nthreads + 1) * 2 > t->tid_index_size &&
-	    rebuild_index(t, t->tid_index_size * 2))
-		return NULL;
-	struct ws_thread *th = &t->threads[t->nthreads];
-	memset(th, 0, sizeof(*th));
-	th->tid = tid;
-	th->run = run;
-	index_insert(t, t->nthreads);
-	t->nthreads++;
-	return th;
-}
-
-static struct ws_error *target_new(pid_t pid, struct ws_target **ret)
-{
-	struct ws_target *t = calloc(1, sizeof(*t));
-	if (!t)
-		return &ws_error_nomem;
-	t->pid = pid;
-	t->tid_index_size = 64;
-	t->tid_index = calloc(t->tid_index_size, sizeof(*t->tid_index));
-	if (!t->tid_index) {
-		free(t);
-		return &ws_error_nomem;
-	}
-	*ret = t;
-	return NULL;
-}
-
-static void target_free(struct ws_target *t)
-{
-	if (!t)
-		return;
-	for (size_t i = 0; i < t->nthreads; i++)
-		free(t->threads[i].stack_copy);
-	free(t->threads);
-	free(t->tid_index);
-	free(t);
-}
-
-/* --- signals --- */
-
-static sigset_t wallspy_signals(bool with_chld)
-{
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGQUIT);
-	if (with_chld)
-		sigaddset(&set, SIGCHLD);
-	return set;
-}
-
-void ws_target_block_signals(void)
-{
-	sigset_t set = wallspy_signals(true);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-}
-
-/* A terminating signal for wallspy taken off the queue while waiting for
- * SIGCHLD (inside a tick, or while detaching): kept until
- * ws_target_wait_events hands it out, so Ctrl-C is never lost. */
-static int deferred_signal;
-
-static bool is_stop_signal(int sig)
-{
-	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
-	       sig == SIGTTOU;
-}
-
-/* --- event handling --- */
-
-static void mark_gone(struct ws_target *t, struct ws_thread *th, int status)
-{
-	th->run = WS_THREAD_GONE;
-	th->interrupt_sent = false;
-	th->regs_valid = false;
-	if (th->tid == t->pid) {
-		/* The leader's exit is reported once the whole group is gone. */
-		t->exited = true;
-		t->exit_status = status;
-	}
-}
-
-/* Detaches a thread in a ptrace stop, handing it `sig` (0: none); a
- * group-stopped thread stays stopped, as PTRACE_LISTEN would leave it. */
-static void detach_thread(struct ws_thread *th, int sig)
-{
-	ptrace(PTRACE_DETACH, th->tid, 0, (void *)(long)sig);
-	th->pending_signal = 0;
-	th->regs_valid = false;
-	th->interrupt_sent = false;
-	th->run = WS_THREAD_GONE;
-}
-
-/* A thread whose stop we did not ask for goes straight back to running;
- * or, once the caller wants no more ticks (detach_on_resume), is detached
- * from that stop, which saves stopping it again to detach it. */
-static void resume_thread(struct ws_target *t, struct ws_thread *th)
-{
-	long rc;
-	if (t->detach_on_resume) {
-		detach_thread(th, th->pending_signal);
-		return;
-	}
-	if (th->group_stop)
-		rc = ptrace(PTRACE_LISTEN, th->tid, 0, 0);
-	else
-		rc = ptrace(PTRACE_CONT, th->tid, 0,
-			    (void *)(long)th->pending_signal);
-	th->pending_signal = 0;
-	th->regs_valid = false;
-	th->run = rc == 0 || errno != ESRCH ? WS_THREAD_RUNNING : WS_THREAD_GONE;
-}
-
-static void handle_exec(struct ws_target *t, pid_t tid)
-{
-	/* After exec only the leader remains (the execing thread took its
-	 * tid); the other threads are gone without further reports. */
-	(void)tid;
-	for (size_t i = 0; i < t->nthreads; i++) {
-		if (t->threads[i].tid != t->pid)
-			t->threads[i].run = WS_THREAD_GONE;
-	}
-	t->exec_seen = true;
-}
-
-/* Handles one waitpid status. `stopping`: a tick is collecting stops, so an
- * interrupt stop keeps the thread stopped. */
-static void handle_status(struct ws_target *t, pid_t tid, int status,
-			  bool stopping)
-{
-	struct ws_thread *th = find_thread(t, tid);
-
-	if (WIFEXITED(status) || WIFSIGNALED(status)) {
-		if (th)
-			mark_gone(t, th, status);
-		else if (tid == t->pid) {
-			t->exited = true;
-			t->exit_status = status;
-		}
-		return;
-	}
-	if (!WIFSTOPPED(status))
-		return;
-
-	if (!th) {
-		/* A new thread's first stop can arrive before its parent's
-		 * clone event. */
-		th = add_thread(t, tid, WS_THREAD_STOPPED);
-		if (!th) {
-			ptrace(PTRACE_CONT, tid, 0, 0);
-			return;
-		}
-	}
-	th->run = WS_THREAD_STOPPED;
-	int sig = WSTOPSIG(status);
-	int event = status >> 16;
-
-	switch (event) {
-	case 0:
-		/* Signal-delivery stop. During a tick, a thread we are
-		 * stopping is sampled right here, before its handler runs
-		 * (a Go thread interrupted inside a SIGURG handler would be on
-		 * its signal stack, away from its goroutine), and the signal
-		 * goes with the resume at the end of the tick. Otherwise it is
-		 * handed on at once. Either way our pending interrupt is not
-		 * lost: it traps after the signal is handled, and that stop is
-		 * answered like any other. */
-		th->pending_signal = sig;
-		th->group_stop = false;
-		if (stopping && th->interrupt_sent) {
-			th->interrupt_sent = false;
-			return;
-		}
-		resume_thread(t, th);
-		return;
-	case PTRACE_EVENT_CLONE: {
-		unsigned long child = 0;
-		if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &child) == 0 &&
-		    !find_thread(t, (pid_t)child)) {
-			/* Its own first stop is reported separately. */
-			struct ws_thread *c = add_thread(t, (pid_t)child,
-							 WS_THREAD_RUNNING);
-			th = find_thread(t, tid); /* table may have moved */
-			if (c)
-				c->interrupt_sent = false;
-		}
-		break;
-	}
-	case PTRACE_EVENT_EXEC:
-		handle_exec(t, tid);
-		th = find_thread(t, t->pid);
-		if (!th)
-			return;
-		th->run = WS_THREAD_STOPPED;
-		break;
-	case PTRACE_EVENT_STOP:
-		/* An interrupt stop, a new thread's first stop, or a group
-		 * stop (SIGSTOP and friends) when sig is a stop signal. */
-		th->group_stop = is_stop_signal(sig);
-		break;
-	default:
-		break;
-	}
-
-	/* During a tick every ptrace stop but signal delivery is as good as our
-	 * interrupt: keep the thread stopped and sample it (a new thread's first
-	 * stop included). If our interrupt is still pending in the kernel it
-	 * traps again after the resume and is answered then. Outside a tick
-	 * every stop is answered at once. */
-	th->interrupt_sent = false;
-	if (!stopping)
-		resume_thread(t, th);
-}
-
-static void drain_events(struct ws_target *t, bool stopping)
-{
-	for (;;) {
-		int status;
-		pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
-		if (tid <= 0)
-			return;
-		handle_status(t, tid, status, stopping);
-	}
-}
-
-/* Waits for SIGCHLD until the deadline; false when the deadline passed.
- * Other signals of the set are deferred. */
-static bool wait_sigchld_until(uint64_t deadline_ns)
-{
-	uint64_t now = ws_now_ns();
-	if (now >= deadline_ns)
-		return false;
-	uint64_t left = deadline_ns - now;
-	struct timespec ts = {
-		.tv_sec = (time_t)(left / 1000000000u),
-		.tv_nsec = (long)(left % 1000000000u),
-	};
-	sigset_t set = wallspy_signals(true);
-	int sig = sigtimedwait(&set, NULL, &ts);
-	if (sig > 0 && sig != SIGCHLD && !deferred_signal)
-		deferred_signal = sig;
-	return true;
-}
-
-void ws_target_poll_events(struct ws_target *t)
-{
-	drain_events(t, false);
-}
-
-int ws_target_wait_events(struct ws_target *t, uint64_t deadline_ns)
-{
-	for (;;) {
-		drain_events(t, false);
-		if (deferred_signal) {
-			int sig = deferred_signal;
-			deferred_signal = 0;
-			return sig;
-		}
-		if (t->exited)
-			return 0;
-		if (!wait_sigchld_until(deadline_ns))
-			return 0;
-	}
-}
-
-/* --- the tick --- */
-
-/* Reads the registers of every newly stopped thread; in a rolling tick,
- * visits and resumes it at once (a thread not asked for, stopped by an
- * event meanwhile, is resumed unvisited). */
-static size_t collect_stopped(struct ws_target *t, ws_thread_visit_fn visit,
-			      void *arg, uint64_t *longest_ns)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < t->nthreads; i++) {
-		struct ws_thread *th = &t->threads[i];
-		if (th->run != WS_THREAD_STOPPED || th->visited)
-			continue;
-		th->visited = true;
-		if (visit && !th->wanted) {
-			resume_thread(t, th);
-			continue;
-		}
-		if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->regs) != 0) {
-			/* A rolling tick has no resume_all to come: do not
-			 * leave the thread in its stop. */
-			if (visit)
-				resume_thread(t, th);
-			continue;
-		}
-		th->regs_valid = true;
-		n++;
-		if (!visit)
-			continue;
-		uint64_t held = ws_now_ns();
-		visit(th, arg);
-		resume_thread(t, th);
-		/* Its registers stay this tick's for the adapter. */
-		th->regs_valid = true;
-		held = ws_now_ns() - held;
-		if (held > *longest_ns)
-			*longest_ns = held;
-	}
-	return n;
-}
-
-/* Stops the wanted threads (see ws_target_stop_all). */
-static void stop_wanted(struct ws_target *t, long timeout_ns,
-			ws_thread_visit_fn visit, void *arg, size_t *stopped,
-			uint64_t *longest_ns)
-{
-	uint64_t longest = 0;
-	for (size_t i = 0; i < t->nthreads; i++) {
-		struct ws_thread *th = &t->threads[i];
-		if (th->wanted && th->run == WS_THREAD_RUNNING &&
-		    !th->interrupt_sent) {
-			/* ESRCH: exiting; its exit status will tell. */
-			if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0)
-				th->interrupt_sent = true;
-		}
-	}
-
-	size_t n = 0;
-	uint64_t deadline = ws_now_ns() + (uint64_t)timeout_ns;
-	for (;;) {
-		drain_events(t, true);
-		if (visit)
-			n += collect_stopped(t, visit, arg, &longest);
-		if (t->exited)
-			break;
-		bool waiting = false;
-		for (size_t i = 0; i < t->nthreads; i++) {
-			if (t->threads[i].interrupt_sent &&
-			    t->threads[i].run == WS_THREAD_RUNNING) {
-				waiting = true;
-				break;
-			}
-		}
-		if (!waiting)
-			break;
-		if (!wait_sigchld_until(deadline)) {
-			break;
-		}
-	}
-	if (!visit)
-		n += collect_stopped(t, NULL, NULL, &longest);
-	*stopped = n;
-	if (longest_ns)
-		*longest_ns = longest;
-}
-
-/* A new tick: no thread visited, no registers read, every one (`all`) or
- * none wanted yet. */
-static struct ws_error *begin_tick(struct ws_target *t, bool all)
-{
-	struct ws_error *err = compact_threads(t);
-	if (err)
-		return err;
-	for (size_t i = 0; i < t->nthreads; i++) {
-		struct ws_thread *th = &t->threads[i];
-		th->regs_valid = false;
-		th->visited = false;
-		th->wanted = all;
-	}
-	return NULL;
-}
-
-struct ws_error *ws_target_stop_all(struct ws_target *t, long timeout_ns,
-				    ws_thread_visit_fn visit, void *arg,
-				    size_t *stopped, uint64_t *longest_ns)
-{
-	struct ws_error *err = begin_tick(t, true);
-	if (err)
-		return err;
-	stop_wanted(t, timeout_ns, visit, arg, stopped, longest_ns);
-	return NULL;
-}
-
-void ws_target_forget_regs(struct ws_target *t)
-{
-	for (size_t i = 0; i < t->nthreads; i++)
-		t->threads[i].regs_valid = false;
-}
-
-struct ws_error *ws_target_stop_threads(struct ws_target *t,
-					const pid_t *tids, size_t ntids,
-					long timeout_ns,
-					ws_thread_visit_fn visit, void *arg,
-					size_t *stopped, uint64_t *longest_ns)
-{
-	struct ws_error *err = begin_tick(t, false);
-	if (err)
-		return err;
-	for (size_t i = 0; i < ntids; i++) {
-		struct ws_thread *th = find_thread(t, tids[i]);
-		if (th)
-			th->wanted = true;
-	}
-	stop_wanted(t, timeout_ns, visit, arg, stopped, longest_ns);
-	return NULL;
-}
-
-void ws_target_resume_all(struct ws_target *t)
-{
-	for (size_t i = 0; i < t->nthreads; i++) {
-		struct ws_thread *th = &t->threads[i];
-		if (th->run == WS_THREAD_STOPPED)
-			resume_thread(t, th);
-	}
-}
 
 /* --- attach, launch, detach --- */
 
@@ -526,7 +26,7 @@ static struct ws_error *seize_thread(struct ws_target *t, pid_t tid,
 				     bool *added)
 {
 	*added = false;
-	if (find_thread(t, tid))
+	if (target_thread_find(t, tid))
 		return NULL;
 	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)seize_options) != 0) {
 		if (errno == ESRCH)
@@ -535,7 +35,7 @@ static struct ws_error *seize_thread(struct ws_target *t, pid_t tid,
 					   "attach %d: seize thread %d",
 					   t->pid, tid);
 	}
-	if (!add_thread(t, tid, WS_THREAD_RUNNING))
+	if (!target_thread_add(t, tid, WS_THREAD_RUNNING))
 		return &ws_error_nomem;
 	*added = true;
 	return NULL;
@@ -565,7 +65,7 @@ struct ws_error *ws_target_attach(pid_t pid, struct ws_target **ret)
 		target_free(t);
 		return ws_error_from_errno(e, WS_ERR_OTHER, "attach %d", pid);
 	}
-	if (!add_thread(t, pid, WS_THREAD_RUNNING)) {
+	if (!target_thread_add(t, pid, WS_THREAD_RUNNING)) {
 		ws_target_detach(t);
 		target_free(t);
 		return &ws_error_nomem;
@@ -645,7 +145,7 @@ struct ws_error *ws_target_launch(char *const argv[], struct ws_target **ret)
 	if (!err && ptrace(PTRACE_SEIZE, pid, 0, (void *)seize_options) != 0)
 		err = ws_error_from_errno(errno, WS_ERR_OTHER,
 					  "record: seize %d", pid);
-	if (!err && !add_thread(t, pid, WS_THREAD_RUNNING))
+	if (!err && !target_thread_add(t, pid, WS_THREAD_RUNNING))
 		err = &ws_error_nomem;
 	if (err) {
 		kill(pid, SIGKILL);
@@ -701,7 +201,7 @@ struct ws_error *ws_target_launch(char *const argv[], struct ws_target **ret)
 		int sig = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
 		ptrace(PTRACE_CONT, pid, 0, (void *)(long)sig);
 	}
-	struct ws_thread *th = find_thread(t, pid);
+	struct ws_thread *th = target_thread_find(t, pid);
 	th->run = WS_THREAD_STOPPED;
 	th->group_stop = false;
 	*ret = t;
@@ -720,7 +220,7 @@ void ws_target_detach(struct ws_target *t)
 	for (size_t i = 0; i < t->nthreads; i++) {
 		struct ws_thread *th = &t->threads[i];
 		if (th->run == WS_THREAD_STOPPED)
-			detach_thread(th, th->pending_signal);
+			target_thread_detach(th, th->pending_signal);
 	}
 	/* Threads that did not stop in time (uninterruptible sleep): detach
 	 * them when they report, for a little longer. */
@@ -735,16 +235,16 @@ void ws_target_detach(struct ws_target *t)
 		int status;
 		pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
 		if (tid > 0) {
-			struct ws_thread *th = find_thread(t, tid);
+			struct ws_thread *th = target_thread_find(t, tid);
 			if (th && WIFSTOPPED(status)) {
 				int sig = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
-				detach_thread(th, sig);
+				target_thread_detach(th, sig);
 			} else if (th) {
-				mark_gone(t, th, status);
+				target_thread_gone(t, th, status);
 			}
 			continue;
 		}
-		if (!wait_sigchld_until(deadline))
+		if (!target_wait_sigchld(deadline))
 			break;
 	}
 	/* If any thread never stopped, ptrace still holds it; the kernel
@@ -786,7 +286,7 @@ void ws_target_destroy(struct ws_target *t)
 
 struct ws_thread *ws_target_find_thread(struct ws_target *t, pid_t tid)
 {
-	struct ws_thread *th = find_thread(t, tid);
+	struct ws_thread *th = target_thread_find(t, tid);
 	return th && th->run != WS_THREAD_GONE ? th : NULL;
 }
 

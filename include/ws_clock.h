@@ -1,0 +1,14 @@
+/*
+ * ws_clock: the one clock wallspy measures time with (CLOCK_MONOTONIC, in
+ * nanoseconds): tick deadlines, pauses, CPU budgets and recording times all
+ * compare readings of it. Async-signal-safe (clock_gettime is).
+ */
+#ifndef WS_CLOCK_H
+#define WS_CLOCK_H
+
+#include <stdint.h>
+
+/* CLOCK_MONOTONIC in nanoseconds (~20 ns through the vDSO). */
+uint64_t ws_now_ns(void);
+
+#endif

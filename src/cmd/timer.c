@@ -1,0 +1,58 @@
+/*
+ * The tick timer of record and attach (see ws_timer.h): the jittered grid,
+ * the missed-tick count and the weight a late tick carries. The loop that
+ * waits for each deadline, and what a tick samples, are cmd_record.c's.
+ */
+#include "ws_timer.h"
+
+void ws_timer_init(struct ws_timer *timer, uint64_t start_ns, double rate,
+		   double duration, uint64_t seed)
+{
+	*timer = (struct ws_timer){
+		.start_ns = start_ns,
+		.interval_ns = (uint64_t)(1e9 / rate),
+		.end_ns = duration > 0 ? start_ns + (uint64_t)(duration * 1e9)
+				       : UINT64_MAX,
+		.rate = rate,
+		.k = 1,
+	};
+	ws_random_seed(&timer->rng, seed);
+}
+
+/* Jitter of a tick, uniform in [-0.1, 0.1) intervals: cheap and not
+ * periodic is all it needs. */
+static double jitter(struct ws_timer *timer)
+{
+	return ws_random_unit(&timer->rng) * 0.2 - 0.1;
+}
+
+uint64_t ws_timer_next(struct ws_timer *timer)
+{
+	uint64_t next = timer->start_ns + timer->k * timer->interval_ns +
+			(int64_t)(jitter(timer) * (double)timer->interval_ns);
+	timer->deadline_ns = next > timer->end_ns ? timer->end_ns : next;
+	return timer->deadline_ns;
+}
+
+bool ws_timer_fire(struct ws_timer *timer, uint64_t now_ns,
+		   uint64_t recorded_ticks, struct ws_timer_tick *tick)
+{
+	if (now_ns >= timer->end_ns)
+		return false;
+	*tick = (struct ws_timer_tick){ 0 };
+	/* Up to an interval late is the jitter's business; beyond, whole
+	 * intervals were skipped. */
+	uint64_t deadline = timer->deadline_ns;
+	if (now_ns > deadline + timer->interval_ns) {
+		tick->missed = (now_ns - deadline) / timer->interval_ns;
+		timer->k += tick->missed;
+		if (!timer->warned_late &&
+		    recorded_ticks >= WS_TIMER_SETTLING_TICKS) {
+			timer->warned_late = true;
+			tick->warn_late = true;
+		}
+	}
+	timer->k++;
+	tick->weight = (double)(1 + tick->missed) / timer->rate;
+	return true;
+}

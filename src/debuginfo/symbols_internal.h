@@ -1,0 +1,51 @@
+/*
+ * Private to symbols*.c: what symbols.c (the cache and the naming of
+ * frames) asks of symbols_index.c (where a pc lies in DWARF). Nothing
+ * outside src/debuginfo/symbols*.c includes this.
+ */
+#ifndef WS_SYMBOLS_INTERNAL_H
+#define WS_SYMBOLS_INTERNAL_H
+
+#include <elfutils/libdwfl.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Deepest inlining that is expanded; deeper (never seen in practice) loses
+ * the innermost calls. */
+enum { MAX_CALL_DEPTH = 64 };
+
+/* Appends to chain[*depth..] (room for MAX_CALL_DEPTH in all) the
+ * DW_TAG_subprogram and DW_TAG_inlined_subroutine DIEs among the
+ * descendants of `parent` that contain pc (a DWARF address, before the
+ * module's bias), outermost first. Returns true once a DIE containing pc
+ * was found (the search ends there: scopes nest, so no sibling contains
+ * it). Cost: one pass over the DIEs before the pc's function in parent. */
+bool symbols_find_call_chain(Dwarf_Die *parent, Dwarf_Addr pc,
+			     Dwarf_Die *chain, int *depth);
+
+struct module_index;
+
+/* The indexes of one Dwfl's modules, each built on the first address its
+ * .debug_aranges missed. Few (one per module that needed one): searched
+ * linearly, keyed by module (refresh only adds modules, never removes). */
+struct symbols_index {
+	struct module_index *modules;
+	size_t count, capacity;
+};
+
+/* Frees every module's index; the struct may then be zeroed and reused. */
+void symbols_index_deinit(struct symbols_index *indexes);
+
+/* Finds the CU holding `pc` (a runtime address in `module`) through the
+ * module's index, building it on first use (~0.1 ms for a small Go
+ * program; the CU's table of functions on its first lookup, about as much):
+ * its DIE in *cudie (returned), the DWARF address of pc in *address, and
+ * the call chain there as symbols_find_call_chain would. Returns NULL when
+ * no CU holds pc; on out of memory also sets *out_of_memory. */
+Dwarf_Die *symbols_index_lookup(struct symbols_index *indexes,
+				Dwfl_Module *module, Dwarf_Addr pc,
+				Dwarf_Die *cudie, Dwarf_Addr *address,
+				Dwarf_Die *chain, int *depth,
+				bool *out_of_memory);
+
+#endif
