@@ -17,6 +17,7 @@
 #include "ws_runtime.h"
 #include "ws_symbols.h"
 
+struct ws_debugcache;
 struct ws_target;
 
 /* Switches for comparing and diagnosing, from environment variables that
@@ -53,6 +54,9 @@ struct ws_sampler_options {
 	 * every tick holds every thread (dump, --stop-all). */
 	bool live;
 	struct ws_sampler_switches switches;
+	/* Where uncompressed copies of compressed debug info come from
+	 * (borrowed, must outlive the sampler; NULL: as installed). */
+	struct ws_debugcache *debug_cache;
 };
 
 /* Defaults: --max-stack 128 KiB, 1024 frames, 100 ms stop timeout. */

@@ -46,16 +46,8 @@ struct ws_error *ws_symbols_create_cached(pid_t pid,
 					  struct ws_debugcache *debug_cache,
 					  struct ws_symbols **ret);
 
-/* ws_symbols_create_cached with the cache last given to
- * ws_symbols_set_default_debug_cache (none if never). */
+/* ws_symbols_create_cached without a cache: debug info as installed. */
 struct ws_error *ws_symbols_create(pid_t pid, struct ws_symbols **ret);
-
-/* The cache ws_symbols_create uses from now on (NULL: none): the command
- * sets it once, before the sampler opens debug info, and clears it before
- * closing the cache. A stopgap for callers that are not handed the cache
- * yet (the sampler): the one piece of process-wide state left of the debug
- * cache's configuration; new callers pass it to ws_symbols_create_cached. */
-void ws_symbols_set_default_debug_cache(struct ws_debugcache *debug_cache);
 
 /* Frees everything, including every ws_location handed out. NULL is fine. */
 void ws_symbols_destroy(struct ws_symbols *symbols);

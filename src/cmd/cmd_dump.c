@@ -18,15 +18,14 @@ int ws_cmd_dump(const struct ws_options *o)
 	struct ws_error *err = ws_target_attach(o->pid, &target);
 	if (err)
 		return ws_cli_report(err);
-	/* The sampler opens debug info with ws_symbols_create, which takes
-	 * the cache from here. */
+	/* Handed to the sampler, which opens debug info through it. */
 	struct ws_debugcache *debug_cache = ws_cli_debug_cache(o);
-	ws_symbols_set_default_debug_cache(debug_cache);
 
 	struct ws_sampler_options so = {
 		.runtime = o->runtime,
 		.max_stack = o->max_stack,
 		.switches = o->switches,
+		.debug_cache = debug_cache,
 	};
 	struct ws_sampler *sampler = NULL;
 	const struct ws_tick *tick = NULL;
@@ -49,7 +48,6 @@ int ws_cmd_dump(const struct ws_options *o)
 			err = ws_error_create(WS_ERR_OUTPUT, "dump: write failed");
 	}
 	ws_sampler_destroy(sampler);
-	ws_symbols_set_default_debug_cache(NULL);
 	ws_debugcache_close(debug_cache);
 	ws_target_destroy(target);
 	return err ? ws_cli_report(err) : 0;

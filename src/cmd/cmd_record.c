@@ -227,6 +227,8 @@ int ws_cmd_record(const struct ws_options *o)
 	if (!r.output_path)
 		err = &ws_error_nomem;
 
+	/* Handed to the sampler, which opens debug info through it. */
+	struct ws_debugcache *debug_cache = ws_cli_debug_cache(o);
 	struct ws_sampler_options so = {
 		.runtime = o->runtime,
 		.max_stack = o->max_stack,
@@ -235,11 +237,8 @@ int ws_cmd_record(const struct ws_options *o)
 		.interval_ns = (uint64_t)(1e9 / o->rate),
 		.live = !o->stop_all,
 		.switches = o->switches,
+		.debug_cache = debug_cache,
 	};
-	/* The sampler opens debug info with ws_symbols_create, which takes
-	 * the cache from here. */
-	struct ws_debugcache *debug_cache = ws_cli_debug_cache(o);
-	ws_symbols_set_default_debug_cache(debug_cache);
 	if (!err)
 		err = ws_sampler_create(r.target, &so, &r.sampler);
 	if (!err)
@@ -256,7 +255,6 @@ int ws_cmd_record(const struct ws_options *o)
 			ws_target_kill(r.target);
 		ws_target_destroy(r.target);
 		ws_sampler_destroy(r.sampler);
-		ws_symbols_set_default_debug_cache(NULL);
 		ws_debugcache_close(debug_cache);
 		free(r.output_path);
 		return ws_cli_report(err);
@@ -307,7 +305,6 @@ int ws_cmd_record(const struct ws_options *o)
 			ru.ru_maxrss / 1024, target, r.output_path);
 	}
 	ws_sampler_destroy(r.sampler);
-	ws_symbols_set_default_debug_cache(NULL);
 	ws_debugcache_close(debug_cache);
 	ws_profile_destroy(r.profile);
 	ws_status_deinit(&r.status);

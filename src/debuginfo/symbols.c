@@ -418,17 +418,9 @@ static struct ws_error *report_error(int rc, pid_t pid)
 			       (int)pid, dwfl_errmsg(-1));
 }
 
-/* See ws_symbols_set_default_debug_cache. */
-static struct ws_debugcache *default_debug_cache;
-
-void ws_symbols_set_default_debug_cache(struct ws_debugcache *debug_cache)
-{
-	default_debug_cache = debug_cache;
-}
-
 struct ws_error *ws_symbols_create(pid_t pid, struct ws_symbols **ret)
 {
-	return ws_symbols_create_cached(pid, default_debug_cache, ret);
+	return ws_symbols_create_cached(pid, NULL, ret);
 }
 
 struct ws_error *ws_symbols_create_cached(pid_t pid,

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "ws_clock.h"
 #include "ws_grow.h"
 #include "ws_snapshot.h"
 #include "ws_symbols.h"
@@ -61,7 +62,9 @@ static void find_root(struct ws_sampler *s)
 
 static struct ws_error *open_debuginfo(struct ws_sampler *s)
 {
-	struct ws_error *err = ws_symbols_create(s->target->pid, &s->symbols);
+	struct ws_error *err = ws_symbols_create_cached(s->target->pid,
+							 s->options.debug_cache,
+							 &s->symbols);
 	if (err)
 		return err;
 	find_root(s);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ws_hash.h"
+
 struct slot {
 	uint64_t task_id;
 	uint64_t key;              /* 0: empty */
@@ -48,45 +50,36 @@ void ws_stack_cache_clear(struct ws_stack_cache *c)
 		c->slots[i].key = 0;
 }
 
-/* 64-bit multiply-xorshift mixing, eight bytes a step: hashing a few KB of
- * stack costs a fraction of unwinding it. */
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h ^= v;
-	h *= 0x9e3779b97f4a7c15ULL;
-	return h ^ (h >> 29);
-}
+/* Everything but the stack bytes, as one block to hash: the bytes are
+ * then hashed under it (ws_hash_bytes, 16 bytes a multiply: hashing a few
+ * KB of stack costs a fraction of unwinding it). */
+struct key_header {
+	uint64_t regs[WS_NREGS];   /* 0 where not valid */
+	uint64_t valid_and_flags;
+	uint64_t stack_start, stack_size, stack_lo, stack_hi;
+};
 
 uint64_t ws_stack_cache_key(const struct ws_snapshot *snap)
 {
-	uint64_t h = 0x243f6a8885a308d3ULL;
-	h = mix(h, snap->regs.valid);
+	struct key_header k;
+	memset(&k, 0, sizeof(k));
 	for (int r = 0; r < WS_NREGS; r++)
 		if (snap->regs.valid & (1u << r))
-			h = mix(h, snap->regs.value[r]);
-	h = mix(h, ((uint64_t)snap->pc_exact << 1) | snap->truncated);
-	h = mix(h, snap->stack_start);
-	h = mix(h, snap->stack_size);
-	h = mix(h, snap->stack_lo);
-	h = mix(h, snap->stack_hi);
-	size_t i = 0;
-	for (; i + 8 <= snap->stack_size; i += 8) {
-		uint64_t w;
-		memcpy(&w, snap->stack + i, 8);
-		h = mix(h, w);
-	}
-	if (i < snap->stack_size) {
-		uint64_t tail = 0;
-		memcpy(&tail, snap->stack + i, snap->stack_size - i);
-		h = mix(h, tail);
-	}
+			k.regs[r] = snap->regs.value[r];
+	k.valid_and_flags = (uint64_t)snap->regs.valid << 2 |
+			    (uint64_t)snap->pc_exact << 1 | snap->truncated;
+	k.stack_start = snap->stack_start;
+	k.stack_size = snap->stack_size;
+	k.stack_lo = snap->stack_lo;
+	k.stack_hi = snap->stack_hi;
+	uint64_t h = ws_hash_bytes(snap->stack, snap->stack_size,
+				   ws_hash_bytes(&k, sizeof(k), 0));
 	return h ? h : 1;
 }
 
 static struct slot *slot_of(struct ws_stack_cache *c, uint64_t task_id)
 {
-	uint64_t x = task_id * 0xbf58476d1ce4e5b9ULL;
-	return &c->slots[(x ^ (x >> 31)) & (c->nslots - 1)];
+	return &c->slots[ws_hash_u64(task_id) & (c->nslots - 1)];
 }
 
 size_t ws_stack_cache_get(struct ws_stack_cache *c, uint64_t task_id,

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ws_clock.h"
 #include "ws_grow.h"
 #include "ws_snapshot.h"
 #include "ws_target.h"

@@ -8,6 +8,7 @@
  */
 #include "sampler_internal.h"
 
+#include "ws_clock.h"
 #include "ws_target.h"
 
 struct rolling {

@@ -6,6 +6,7 @@
  */
 #include "sampler_internal.h"
 
+#include "ws_clock.h"
 #include "ws_target.h"
 
 /* The part of a tick that runs while the target is stopped. */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ws_hash.h"
 #include "ws_remote_memory.h"
 
 enum {
@@ -342,7 +343,7 @@ static int dw_frame(Dwfl_Frame *state, void *arg)
 static struct step *step_slot(struct ws_unwinder *u, uint64_t pc)
 {
 	size_t mask = u->steps_size - 1;
-	for (size_t i = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 20) & mask;;
+	for (size_t i = (size_t)ws_hash_u64(pc) & mask;;
 	     i = (i + 1) & mask)
 		if (u->steps[i].pc == pc || u->steps[i].pc == 0)
 			return &u->steps[i];
