@@ -9,33 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile_fixture.h"
 #include "ws_profile.h"
 
-/* Frames innermost first, as an unwinder hands them over. */
-static const struct ws_frame leaf_to_main[] = {
-	{.address = 0x401030, .function = "leaf", .file = "a.c", .line = 30},
-	{.address = 0x401020, .function = "middle", .file = "a.c", .line = 20},
-	{.address = 0x401010, .function = "main", .file = "a.c", .line = 10},
-};
-
+/* Innermost first, as an unwinder hands them over; pf_leaf_to_main is
+ * profile_fixture's (leaf <- middle <- main). */
 static const struct ws_frame other_to_main[] = {
 	{.address = 0x401050, .function = "other", .file = "b.c", .line = 5},
 	{.address = 0x401010, .function = "main", .file = "a.c", .line = 10},
 };
-
-static struct ws_profile *create(enum ws_group_by group_by)
-{
-	struct ws_profile *profile = NULL;
-	struct ws_error *err = ws_profile_create(group_by, 0.01, &profile);
-	cr_assert_null(err, "create: %s", err ? err->message : "");
-	return profile;
-}
-
-static void add(struct ws_profile *profile, const struct ws_sample *sample)
-{
-	struct ws_error *err = ws_profile_add(profile, sample);
-	cr_assert_null(err, "add: %s", err ? err->message : "");
-}
 
 static struct ws_sample sample_of(const struct ws_frame *frames, size_t n,
 				  enum ws_state state, double time)
@@ -100,7 +82,7 @@ static void visited_free(struct visited *v)
 
 static const char *leaf_of(struct ws_profile *profile, struct ws_sample s)
 {
-	add(profile, &s);
+	pf_add(profile, &s);
 	/* The leaf is the last frame interned for a new stack. */
 	static char name[256];
 	struct visited v;
@@ -115,14 +97,14 @@ static const char *leaf_of(struct ws_profile *profile, struct ws_sample s)
 
 Test(profile, interns_frames_and_stacks)
 {
-	struct ws_profile *profile = create(WS_GROUP_ALL);
-	struct ws_sample s = sample_of(leaf_to_main, 3, WS_STATE_RUNNING, 0);
+	struct ws_profile *profile = pf_create(WS_GROUP_ALL);
+	struct ws_sample s = sample_of(pf_leaf_to_main, 3, WS_STATE_RUNNING, 0);
 	for (int i = 0; i < 10; i++) {
 		s.time = i * 0.01;
-		add(profile, &s);
+		pf_add(profile, &s);
 	}
 	s = sample_of(other_to_main, 2, WS_STATE_RUNNING, 0.1);
-	add(profile, &s);
+	pf_add(profile, &s);
 
 	/* main, middle, leaf, [running], other */
 	cr_assert_eq(ws_profile_frame_count(profile), 5);
@@ -145,7 +127,7 @@ Test(profile, interns_frames_and_stacks)
 
 Test(profile, frames_differ_by_file_and_line)
 {
-	struct ws_profile *profile = create(WS_GROUP_ALL);
+	struct ws_profile *profile = pf_create(WS_GROUP_ALL);
 	struct ws_frame frames[] = {
 		{.function = "f", .file = "a.c", .line = 1},
 		{.function = "f", .file = "a.c", .line = 2},
@@ -155,7 +137,7 @@ Test(profile, frames_differ_by_file_and_line)
 		{.function = "f", .file = "a.c", .line = 1},
 	};
 	struct ws_sample s = sample_of(frames, 6, WS_STATE_RUNNING, 0);
-	add(profile, &s);
+	pf_add(profile, &s);
 	/* 4 distinct f + [running] */
 	cr_assert_eq(ws_profile_frame_count(profile), 5);
 	const struct ws_profile_frame *nofile = ws_profile_frame(profile, 1);
@@ -166,12 +148,12 @@ Test(profile, frames_differ_by_file_and_line)
 
 Test(profile, copies_strings)
 {
-	struct ws_profile *profile = create(WS_GROUP_TASK);
+	struct ws_profile *profile = pf_create(WS_GROUP_TASK);
 	char function[] = "transient", file[] = "t.c", name[] = "worker";
 	struct ws_frame frame = {.function = function, .file = file, .line = 3};
 	struct ws_sample s = sample_of(&frame, 1, WS_STATE_WAITING, 0);
 	s.task_name = name;
-	add(profile, &s);
+	pf_add(profile, &s);
 	memset(function, 'x', sizeof(function) - 1);
 	memset(file, 'x', sizeof(file) - 1);
 	memset(name, 'x', sizeof(name) - 1);
@@ -183,8 +165,8 @@ Test(profile, copies_strings)
 
 Test(profile, leaf_state_frames)
 {
-	struct ws_profile *profile = create(WS_GROUP_ALL);
-	struct ws_sample s = sample_of(leaf_to_main, 3, WS_STATE_RUNNING, 0);
+	struct ws_profile *profile = pf_create(WS_GROUP_ALL);
+	struct ws_sample s = sample_of(pf_leaf_to_main, 3, WS_STATE_RUNNING, 0);
 	cr_assert_str_eq(leaf_of(profile, s), "[running]");
 	s.state = WS_STATE_RUNNABLE;
 	cr_assert_str_eq(leaf_of(profile, s), "[runnable]");
@@ -213,16 +195,16 @@ Test(profile, leaf_state_frames)
 
 Test(profile, failed_to_sample_leaf)
 {
-	struct ws_profile *profile = create(WS_GROUP_ALL);
+	struct ws_profile *profile = pf_create(WS_GROUP_ALL);
 	/* No frames at all: the stack is the failure alone. */
 	struct ws_sample s = sample_of(NULL, 0, WS_STATE_RUNNABLE, 0);
 	s.error = "task exited";
-	add(profile, &s);
+	pf_add(profile, &s);
 	/* Under known root frames, and the failure replaces the state. */
 	s = sample_of(other_to_main + 1, 1, WS_STATE_WAITING, 0.01);
 	s.wait_reason = "futex";
 	s.error = "stack unreadable";
-	add(profile, &s);
+	pf_add(profile, &s);
 
 	struct visited v;
 	visit(profile, 0, &v, false);
@@ -235,7 +217,7 @@ Test(profile, failed_to_sample_leaf)
 
 Test(profile, unnamed_frames)
 {
-	struct ws_profile *profile = create(WS_GROUP_ALL);
+	struct ws_profile *profile = pf_create(WS_GROUP_ALL);
 	struct ws_frame frames[] = {
 		{.address = 0x7f0000001234, .module = "libc.so.6",
 		 .module_offset = 0x29d90},
@@ -244,7 +226,7 @@ Test(profile, unnamed_frames)
 		 .module_offset = 0x10},
 	};
 	struct ws_sample s = sample_of(frames, 3, WS_STATE_RUNNING, 0);
-	add(profile, &s);
+	pf_add(profile, &s);
 	struct visited v;
 	visit(profile, 0, &v, false);
 	cr_assert_eq(v.count, 1);
@@ -256,20 +238,20 @@ Test(profile, unnamed_frames)
 
 Test(profile, group_names)
 {
-	struct ws_profile *profile = create(WS_GROUP_THREAD);
-	struct ws_sample s = sample_of(leaf_to_main, 3, WS_STATE_RUNNING, 0);
+	struct ws_profile *profile = pf_create(WS_GROUP_THREAD);
+	struct ws_sample s = sample_of(pf_leaf_to_main, 3, WS_STATE_RUNNING, 0);
 	s.thread = 1234;
 	s.task_name = "worker";
-	add(profile, &s);
+	pf_add(profile, &s);
 	s.thread = 1235;
 	s.task_name = NULL;
-	add(profile, &s);
+	pf_add(profile, &s);
 	s.thread = 0;
-	add(profile, &s);
+	pf_add(profile, &s);
 	/* A thread first seen without a name takes the first one seen. */
 	s.thread = 1235;
 	s.task_name = "late";
-	add(profile, &s);
+	pf_add(profile, &s);
 	cr_assert_eq(ws_profile_group_count(profile), 3);
 	cr_assert_str_eq(ws_profile_group_name(profile, 0),
 			 "thread 1234 \"worker\"");
@@ -279,43 +261,43 @@ Test(profile, group_names)
 	cr_assert_eq(ws_profile_group_by(profile), WS_GROUP_THREAD);
 	ws_profile_destroy(profile);
 
-	profile = create(WS_GROUP_TASK);
+	profile = pf_create(WS_GROUP_TASK);
 	s.task_id = 7;
 	s.task_name = "main";
-	add(profile, &s);
+	pf_add(profile, &s);
 	s.task_id = 8;
 	s.task_name = NULL;
-	add(profile, &s);
+	pf_add(profile, &s);
 	s.task_id = 7; /* same task on another thread: same group */
 	s.thread = 99;
-	add(profile, &s);
+	pf_add(profile, &s);
 	cr_assert_eq(ws_profile_group_count(profile), 2);
 	cr_assert_str_eq(ws_profile_group_name(profile, 0), "task 7 \"main\"");
 	cr_assert_str_eq(ws_profile_group_name(profile, 1), "task 8");
 	ws_profile_destroy(profile);
 
-	profile = create(WS_GROUP_STATE);
+	profile = pf_create(WS_GROUP_STATE);
 	s.state = WS_STATE_WAITING;
 	s.wait_reason = "futex";
-	add(profile, &s);
+	pf_add(profile, &s);
 	s.state = WS_STATE_RUNNING;
-	add(profile, &s);
+	pf_add(profile, &s);
 	s.state = WS_STATE_WAITING;
 	s.wait_reason = "select";  /* reasons share the state's group */
-	add(profile, &s);
+	pf_add(profile, &s);
 	s.state = WS_STATE_IDLE;
-	add(profile, &s);
+	pf_add(profile, &s);
 	cr_assert_eq(ws_profile_group_count(profile), 3);
 	cr_assert_str_eq(ws_profile_group_name(profile, 0), "waiting");
 	cr_assert_str_eq(ws_profile_group_name(profile, 1), "running");
 	cr_assert_str_eq(ws_profile_group_name(profile, 2), "idle");
 	ws_profile_destroy(profile);
 
-	profile = create(WS_GROUP_ALL);
+	profile = pf_create(WS_GROUP_ALL);
 	for (int tid = 1; tid < 5; tid++) {
 		s.thread = tid;
 		s.task_id = (uint64_t)tid;
-		add(profile, &s);
+		pf_add(profile, &s);
 	}
 	cr_assert_eq(ws_profile_group_count(profile), 1);
 	cr_assert_str_eq(ws_profile_group_name(profile, 0), "all");
@@ -324,24 +306,24 @@ Test(profile, group_names)
 
 Test(profile, time_ordered_groups_merge_consecutive)
 {
-	struct ws_profile *profile = create(WS_GROUP_TASK);
-	struct ws_sample a = sample_of(leaf_to_main, 3, WS_STATE_RUNNING, 0);
+	struct ws_profile *profile = pf_create(WS_GROUP_TASK);
+	struct ws_sample a = sample_of(pf_leaf_to_main, 3, WS_STATE_RUNNING, 0);
 	struct ws_sample b = sample_of(other_to_main, 2, WS_STATE_RUNNING, 0);
 	/* A A A B A, weights 0.01 each, and another task in between. */
 	double t = 0;
 	for (int i = 0; i < 3; i++, t += 0.01) {
 		a.time = t;
-		add(profile, &a);
+		pf_add(profile, &a);
 	}
 	struct ws_sample other_task = a;
 	other_task.task_id = 2;
-	add(profile, &other_task);
+	pf_add(profile, &other_task);
 	b.time = t;
 	t += 0.01;
-	add(profile, &b);
+	pf_add(profile, &b);
 	a.time = t;
 	a.weight = 0.5;  /* a weighted (subsampled) sample */
-	add(profile, &a);
+	pf_add(profile, &a);
 
 	cr_assert_eq(ws_profile_group_count(profile), 2);
 	cr_assert_eq(ws_profile_group_entry_count(profile, 0), 3);
@@ -374,17 +356,17 @@ Test(profile, no_thread_group_aggregates)
 {
 	/* Parked tasks have no thread: their samples interleave in "no
 	 * thread" every tick, which must not cost an entry per sample. */
-	struct ws_profile *profile = create(WS_GROUP_THREAD);
-	struct ws_sample a = sample_of(leaf_to_main, 3, WS_STATE_WAITING, 0);
+	struct ws_profile *profile = pf_create(WS_GROUP_THREAD);
+	struct ws_sample a = sample_of(pf_leaf_to_main, 3, WS_STATE_WAITING, 0);
 	struct ws_sample b = sample_of(other_to_main, 2, WS_STATE_WAITING, 0);
 	a.thread = b.thread = 0;
-	struct ws_sample running = sample_of(leaf_to_main, 3,
+	struct ws_sample running = sample_of(pf_leaf_to_main, 3,
 					     WS_STATE_RUNNING, 0);
 	for (int tick = 0; tick < 100; tick++) {
 		a.time = b.time = running.time = tick * 0.01;
-		add(profile, &a);
-		add(profile, &b);
-		add(profile, &running);  /* thread 100 */
+		pf_add(profile, &a);
+		pf_add(profile, &b);
+		pf_add(profile, &running);  /* thread 100 */
 	}
 	cr_assert_eq(ws_profile_group_count(profile), 2);
 	cr_assert_str_eq(ws_profile_group_name(profile, 0), "no thread");
@@ -396,16 +378,16 @@ Test(profile, no_thread_group_aggregates)
 
 Test(profile, aggregated_groups_sum_by_stack)
 {
-	struct ws_profile *profile = create(WS_GROUP_STATE);
-	struct ws_sample a = sample_of(leaf_to_main, 3, WS_STATE_RUNNING, 0);
+	struct ws_profile *profile = pf_create(WS_GROUP_STATE);
+	struct ws_sample a = sample_of(pf_leaf_to_main, 3, WS_STATE_RUNNING, 0);
 	struct ws_sample b = sample_of(other_to_main, 2, WS_STATE_RUNNING, 0);
 	struct ws_sample w = sample_of(other_to_main, 2, WS_STATE_WAITING, 0);
 	for (int i = 0; i < 100; i++) {
 		a.time = b.time = w.time = i * 0.01;
-		add(profile, &a);
-		add(profile, &b);
-		add(profile, i % 2 ? &a : &b);
-		add(profile, &w);
+		pf_add(profile, &a);
+		pf_add(profile, &b);
+		pf_add(profile, i % 2 ? &a : &b);
+		pf_add(profile, &w);
 	}
 	cr_assert_eq(ws_profile_group_count(profile), 2);
 	cr_assert_eq(ws_profile_group_entry_count(profile, 0), 2);
@@ -442,14 +424,14 @@ Test(profile, group_totals_equal_weights_added)
 		WS_GROUP_ALL, WS_GROUP_THREAD, WS_GROUP_STATE, WS_GROUP_TASK,
 	};
 	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
-		struct ws_profile *profile = create(modes[m]);
+		struct ws_profile *profile = pf_create(modes[m]);
 		double added = 0;
 		unsigned seed = 1;
 		for (int i = 0; i < 5000; i++) {
 			seed = seed * 1103515245 + 12345;
 			unsigned r = seed >> 16;
 			struct ws_sample s = sample_of(
-				r % 3 ? leaf_to_main : other_to_main,
+				r % 3 ? pf_leaf_to_main : other_to_main,
 				r % 3 ? 3 : 2, (enum ws_state)(r % 5),
 				i * 0.001);
 			s.thread = (int)(r % 7);
@@ -457,7 +439,7 @@ Test(profile, group_totals_equal_weights_added)
 			s.weight = (r % 100) / 1000.0;
 			if (r % 13 == 0)
 				s.error = "gone";
-			add(profile, &s);
+			pf_add(profile, &s);
 			added += s.weight;
 		}
 		double total = 0, visited_total = 0, aggregated_total = 0;
@@ -479,7 +461,7 @@ Test(profile, group_totals_equal_weights_added)
 Test(profile, many_distinct_stacks)
 {
 	/* Enough frames, stacks and groups to grow every table many times. */
-	struct ws_profile *profile = create(WS_GROUP_TASK);
+	struct ws_profile *profile = pf_create(WS_GROUP_TASK);
 	char names[3][32];
 	struct ws_frame frames[3] = {0};
 	for (int i = 0; i < 3; i++)
@@ -492,7 +474,7 @@ Test(profile, many_distinct_stacks)
 			struct ws_sample s = sample_of(frames, 3,
 						       WS_STATE_WAITING, round);
 			s.task_id = (uint64_t)i;
-			add(profile, &s);
+			pf_add(profile, &s);
 		}
 	}
 	/* f0..f19999, g0..g99, main, [waiting] */
@@ -527,13 +509,13 @@ static struct ws_error *stop_at_second(const uint32_t *stack, size_t depth,
 
 Test(profile, visit_stops_at_error)
 {
-	struct ws_profile *profile = create(WS_GROUP_ALL);
-	struct ws_sample a = sample_of(leaf_to_main, 3, WS_STATE_RUNNING, 0);
+	struct ws_profile *profile = pf_create(WS_GROUP_ALL);
+	struct ws_sample a = sample_of(pf_leaf_to_main, 3, WS_STATE_RUNNING, 0);
 	struct ws_sample b = sample_of(other_to_main, 2, WS_STATE_RUNNING, 0);
-	struct ws_sample c = sample_of(leaf_to_main, 1, WS_STATE_RUNNING, 0);
-	add(profile, &a);
-	add(profile, &b);
-	add(profile, &c);
+	struct ws_sample c = sample_of(pf_leaf_to_main, 1, WS_STATE_RUNNING, 0);
+	pf_add(profile, &a);
+	pf_add(profile, &b);
+	pf_add(profile, &c);
 	int calls = 0;
 	struct ws_error *err = ws_profile_visit(profile, 0, stop_at_second,
 						&calls);
@@ -554,8 +536,8 @@ Test(profile, rejects_bad_numbers)
 	cr_assert_not_null(err);
 	ws_error_destroy(err);
 
-	profile = create(WS_GROUP_ALL);
-	struct ws_sample s = sample_of(leaf_to_main, 3, WS_STATE_RUNNING, 0);
+	profile = pf_create(WS_GROUP_ALL);
+	struct ws_sample s = sample_of(pf_leaf_to_main, 3, WS_STATE_RUNNING, 0);
 	s.weight = NAN;
 	err = ws_profile_add(profile, &s);
 	cr_assert_not_null(err);
@@ -573,14 +555,14 @@ Test(profile, rejects_bad_numbers)
 	cr_assert_eq(ws_profile_group_count(profile), 0);
 	/* Still usable. */
 	s.time = 0;
-	add(profile, &s);
+	pf_add(profile, &s);
 	cr_assert_eq(ws_profile_sample_count(profile), 1);
 	ws_profile_destroy(profile);
 }
 
 Test(profile, title_and_duration)
 {
-	struct ws_profile *profile = create(WS_GROUP_ALL);
+	struct ws_profile *profile = pf_create(WS_GROUP_ALL);
 	cr_assert_null(ws_profile_title(profile));
 	char title[] = "wallspy record ./a.out";
 	ws_profile_set_title(profile, title);
