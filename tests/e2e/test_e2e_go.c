@@ -9,9 +9,6 @@
  * pause at 10k goroutines) is in test_e2e_go_record.c.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +21,7 @@
 #include <criterion/logging.h>
 
 #include "e2e_util.h"
+#include "elf_util.h"
 #include "go_traceback.h"
 
 /* Timing-sensitive (the 100k dump is timed) and CPU-heavy: one at a time. */
@@ -179,98 +177,18 @@ static long long_of(const cJSON *obj, const char *key)
 
 /* ---- the target's symbol table (for return-address checks) ---- */
 
-struct elf_func {
-	char *name;
-	unsigned long value, size;
-};
-
-struct symtab {
-	struct elf_func *funcs;
-	size_t n;
-};
-
-/* STT_FUNC symbols of the ELF file at path. */
-static struct symtab load_symtab(const char *path)
-{
-	struct symtab st = { NULL, 0 };
-	size_t cap = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
-	elf_version(EV_CURRENT);
-	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-	cr_assert_not_null(elf, "%s: %s", path, elf_errmsg(-1));
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB ||
-		    !shdr.sh_entsize)
-			continue;
-		Elf_Data *data = elf_getdata(scn, NULL);
-		size_t count = shdr.sh_size / shdr.sh_entsize;
-		for (size_t i = 0; data && i < count; i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(data, (int)i, &sym) ||
-			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    !(name = elf_strptr(elf, shdr.sh_link, sym.st_name)))
-				continue;
-			if (st.n == cap) {
-				cap = cap ? 2 * cap : 4096;
-				st.funcs = realloc(st.funcs, cap * sizeof(*st.funcs));
-				cr_assert_not_null(st.funcs);
-			}
-			st.funcs[st.n++] = (struct elf_func){ strdup(name),
-							      sym.st_value,
-							      sym.st_size };
-		}
-	}
-	elf_end(elf);
-	close(fd);
-	cr_assert_gt(st.n, 0, "%s has no function symbols", path);
-	return st;
-}
-
-static void free_symtab(struct symtab *st)
-{
-	for (size_t i = 0; i < st->n; i++)
-		free(st->funcs[i].name);
-	free(st->funcs);
-	st->funcs = NULL;
-	st->n = 0;
-}
-
-/* Entry of function `name` (assembly carries ".abi0" in .symtab). */
-static bool symtab_entry(const struct symtab *st, const char *name,
+/* Entry of function `name` (tests/lib/elf_util: assembly carries ".abi0"
+ * in .symtab). Go's fixtures are static, not PIE: link-time addresses are
+ * run-time ones. */
+static bool symtab_entry(const struct e2e_symtab *st, const char *name,
 			 unsigned long *entry)
 {
-	char abi0[512];
+	const struct e2e_sym *sym = e2e_symtab_find(st, name);
 
-	snprintf(abi0, sizeof(abi0), "%s.abi0", name);
-	for (size_t i = 0; i < st->n; i++) {
-		if (strcmp(st->funcs[i].name, name) == 0 ||
-		    strcmp(st->funcs[i].name, abi0) == 0) {
-			*entry = st->funcs[i].value;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* The function containing address (or starting exactly there), or NULL. */
-static const struct elf_func *symtab_at(const struct symtab *st,
-					unsigned long address)
-{
-	for (size_t i = 0; i < st->n; i++) {
-		const struct elf_func *f = &st->funcs[i];
-
-		if (address == f->value ||
-		    (address > f->value && address < f->value + f->size))
-			return f;
-	}
-	return NULL;
+	if (!sym || !sym->is_function)
+		return false;
+	*entry = sym->value;
+	return true;
 }
 
 /* ---- wallspy's goroutines ---- */
@@ -534,7 +452,7 @@ static const char *const mismatch_names[MM_KINDS] = {
  * mismatch kinds (bit per kind). */
 static unsigned compare_goroutine(const struct ws_go_goroutine *go,
 				  const struct ws_goroutine *ws,
-				  const struct symtab *st, struct strbuf *why)
+				  const struct e2e_symtab *st, struct strbuf *why)
 {
 	unsigned kinds = 0;
 	size_t *map = calloc(go->nframes + 1, sizeof(*map));
@@ -652,7 +570,7 @@ Test(e2e_go, fidelity_parked_goroutines, .timeout = 120, .fini = e2e_cleanup)
 	struct go_target t = start_fidelity();
 	cJSON *root = dump_json(t.proc.pid, NULL);
 	struct ws_go_traceback *tb = go_own_traceback(&t);
-	struct symtab st = load_symtab(go_fixture("go_fidelity"));
+	struct e2e_symtab st = e2e_symtab_load(go_fixture("go_fidelity"));
 	size_t nws;
 	struct ws_goroutine *ws = load_ws_goroutines(root, &nws);
 	size_t parked = 0, exact = 0, missing = 0, extra_bad = 0, nextra = 0;
@@ -775,7 +693,7 @@ Test(e2e_go, fidelity_parked_goroutines, .timeout = 120, .fini = e2e_cleanup)
 		      "(%.1f %%, need 99 %%)", exact, parked, 100 * rate);
 
 	free_ws_goroutines(ws, nws);
-	free_symtab(&st);
+	e2e_symtab_free(&st);
 	ws_go_traceback_destroy(tb);
 	stop_go_healthy(&t);
 }
@@ -1203,7 +1121,7 @@ Test(e2e_go, dump_every_frame_symbolized, .timeout = 120, .fini = e2e_cleanup)
 	const char *args[] = { "256", "4194304", NULL };
 	struct go_target t = start_go("go_workload3", args, 30000);
 	cJSON *root = dump_json(t.proc.pid, NULL);
-	struct symtab st = load_symtab(go_fixture("go_workload3"));
+	struct e2e_symtab st = e2e_symtab_load(go_fixture("go_workload3"));
 	size_t n, frames = 0, unnamed = 0, unstarted = 0;
 	struct ws_goroutine *ws = load_ws_goroutines(root, &n);
 	unsigned long reported[16];
@@ -1228,7 +1146,7 @@ Test(e2e_go, dump_every_frame_symbolized, .timeout = 120, .fini = e2e_cleanup)
 			if (seen || nreported == 16)
 				continue;
 			reported[nreported++] = f->address;
-			const struct elf_func *fn = symtab_at(&st, f->address);
+			const struct e2e_sym *fn = e2e_symtab_function_at(&st, f->address);
 			cr_log_error("goroutine %ld [%s] frame #%zu at %#lx has no "
 				     "function; .symtab: %s%s%s", g->id,
 				     g->state ? g->state : "?", k, f->address,
@@ -1247,5 +1165,5 @@ Test(e2e_go, dump_every_frame_symbolized, .timeout = 120, .fini = e2e_cleanup)
 	cr_expect_eq(unnamed, 0, "%zu of %zu frames name no function", unnamed,
 		     frames);
 	free_ws_goroutines(ws, n);
-	free_symtab(&st);
+	e2e_symtab_free(&st);
 }

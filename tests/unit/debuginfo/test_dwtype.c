@@ -1,7 +1,7 @@
 /*
- * Tests of ws_dwtype (typed reads over DWARF) and ws_remote_*
- * (process_vm_readv). Against the live fixture fixtures/dwtype_structs.c:
- * member offsets against the compiler's own offsetof table, values known by
+ * Tests of ws_dwtype (typed reads over DWARF; process_vm_readv itself is
+ * tests/unit/target/test_remote_memory.c). Against the live fixture
+ * fixtures/dwtype_structs.c: member offsets against the compiler's own offsetof table, values known by
  * construction, paths, error messages, strings, slices, bulk loads. A Go
  * program built at test time, read through its runtime's registry
  * (runtime.allgs). Then the layer over an in-memory image of this process's
@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -649,76 +648,6 @@ Test(dwtype, path_cache, LIVE)
 	fprintf(stderr, "dwtype: first resolve %.0f ns, cached %.0f ns\n",
 		first, each);
 	cr_assert_lt(each, 2000.0);
-}
-
-/* ---- remote memory ---- */
-
-Test(dwtype, remote_reads, LIVE)
-{
-	struct ws_dwobj t = task(0);
-	int id = 0;
-	expect_ok(ws_remote_read(child, t.address, &id, sizeof(id)), "read");
-	cr_assert_eq(id, 100);
-	cr_assert_str_eq(message(ws_remote_read(child, 0x10, &id, 4),
-				 WS_ERR_OTHER),
-			 "read 0x10+4: Bad address");
-
-	/* Batches: more ranges than one system call takes (IOV_MAX), with
-	 * bad ranges in the middle (each retried alone, the rest go on). */
-	enum { N = 2500 };
-	static struct ws_remote_range r[N];
-	static int values[N];
-	for (int i = 0; i < N; i++)
-		r[i] = (struct ws_remote_range){ task(i % 3).address,
-						 &values[i], 4, 99 };
-	r[1].address = 0x10;
-	r[1500].address = 0x20;
-	r[N - 1].address = 0x30;
-	size_t complete = ws_remote_readv(child, r, N);
-	cr_assert_eq(complete, N - 3);
-	cr_assert_eq(r[1].done, 0);
-	cr_assert_eq(r[1500].done, 0);
-	cr_assert_eq(r[N - 1].done, 0);
-	for (int i = 0; i < N; i++) {
-		if (i == 1 || i == 1500 || i == N - 1)
-			continue;
-		cr_assert_eq(r[i].done, 4, "range %d", i);
-		cr_assert_eq(values[i], 100 + i % 3, "range %d", i);
-	}
-
-	/* A process that is gone: WS_ERR_NO_PROCESS, and readv gives up. */
-	pid_t dead = child;
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
-	child = -1;
-	cr_assert_not_null(strstr(message(ws_remote_read(dead, t.address, &id,
-							 4), WS_ERR_NO_PROCESS),
-				  "No such process"));
-	cr_assert_eq(ws_remote_readv(dead, r, 10), 0);
-}
-
-/* A range that stops at a page boundary: the first page readable, the next
- * one not (mprotect in this process; process_vm_readv on ourselves). */
-Test(dwtype, remote_partial_page)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	char *p = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	cr_assert_neq(p, MAP_FAILED);
-	memset(p, 'x', (size_t)page);
-	cr_assert_eq(mprotect(p + page, (size_t)page, PROT_NONE), 0);
-	char buf[64];
-	struct ws_remote_range r[2] = {
-		{ (uint64_t)(uintptr_t)(p + page - 16), buf, 32, 0 },
-		{ (uint64_t)(uintptr_t)p, buf + 32, 16, 0 },
-	};
-	cr_assert_eq(ws_remote_readv(getpid(), r, 2), 1);
-	cr_assert_eq(r[0].done, 16);
-	cr_assert_eq(r[1].done, 16);
-	cr_assert_not_null(strstr(message(ws_remote_read(getpid(),
-			(uint64_t)(uintptr_t)p + (uint64_t)page - 16, buf, 32),
-			WS_ERR_OTHER), ": Bad address"));
-	munmap(p, (size_t)page * 2);
 }
 
 /* ---- a Go program: the runtime's own registry ---- */
