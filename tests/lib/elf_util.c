@@ -5,6 +5,7 @@
 #include "elf_util.h"
 
 #include <criterion/criterion.h>
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -195,4 +196,58 @@ bool e2e_in_code_of(pid_t pid, uint64_t address, const char *path)
 		     (!path || strcmp(m.path, real) == 0);
 	fclose(maps);
 	return in;
+}
+
+bool e2e_elf_build_id(const char *path, char *out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const unsigned char *id;
+	ssize_t len = elf ? dwelf_elf_gnu_build_id(elf, (const void **)&id) : -1;
+	bool ok = len > 0 && len <= 64;
+	for (ssize_t i = 0; ok && i < len; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+	elf_end(elf);
+	close(fd);
+	return ok;
+}
+
+int e2e_elf_compressed_sections(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	int n = elf && elf_kind(elf) == ELF_K_ELF ? 0 : -1;
+	Elf_Scn *scn = NULL;
+	while (n >= 0 && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		if (!gelf_getshdr(scn, &shdr))
+			n = -1;
+		else if (shdr.sh_flags & SHF_COMPRESSED)
+			n++;
+	}
+	elf_end(elf);
+	close(fd);
+	return n;
+}
+
+void e2e_require_compressed_libc_debug(char *id, char *debug)
+{
+	FILE *maps = open_maps(getpid());
+	struct map_line m;
+	char libc[4096] = "";
+	while (!libc[0] && next_map(maps, &m))
+		if (strstr(m.path, "/libc.so.6"))
+			snprintf(libc, sizeof(libc), "%s", m.path);
+	fclose(maps);
+	if (!libc[0] || !e2e_elf_build_id(libc, id))
+		cr_skip_test("libc.so.6 or its build-id not found");
+	snprintf(debug, 512, "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+	if (e2e_elf_compressed_sections(debug) <= 0)
+		cr_skip_test("%s missing or not compressed (libc6-dbg)", debug);
 }

@@ -50,4 +50,19 @@ uint64_t e2e_load_bias(pid_t pid, const char *path);
  * `path` (NULL: any file, or none, [vdso] included). */
 bool e2e_in_code_of(pid_t pid, uint64_t address, const char *path);
 
+/* Hex build-id (NT_GNU_BUILD_ID) of the ELF file at path into out (at
+ * least 129 bytes); false when it has none or is no ELF file. */
+bool e2e_elf_build_id(const char *path, char *out);
+
+/* Number of SHF_COMPRESSED sections of the ELF file at path; -1 when it is
+ * not a readable ELF file. */
+int e2e_elf_compressed_sections(const char *path);
+
+/* This process's libc (the fixtures' too): its build-id into id (>= 129
+ * bytes) and the path of its separate debug file
+ * (/usr/lib/debug/.build-id/..., libc6-dbg) into debug (>= 512 bytes).
+ * Skips the test when libc or its build-id is not found or the debug file
+ * is missing or not compressed. */
+void e2e_require_compressed_libc_debug(char *id, char *debug);
+
 #endif

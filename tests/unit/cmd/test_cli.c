@@ -135,3 +135,26 @@ Test(cli, usage_errors)
 	expect_usage(PARSE(&o, "attach", "--json", "12"));
 	expect_usage(PARSE(&o, "dump", "--rate", "5", "12"));
 }
+
+/* --no-debug-cache (the debug-info cache off) for every command. */
+Test(cli, no_debug_cache_option_for_every_command)
+{
+	char *dump[] = { "wallspy", "dump", "--no-debug-cache", "42", NULL };
+	char *attach[] = { "wallspy", "attach", "--no-debug-cache", "42", NULL };
+	char *record[] = { "wallspy", "record", "--no-debug-cache", "--", "true",
+			   NULL };
+	char *plain[] = { "wallspy", "dump", "42", NULL };
+	char **argvs[] = { dump, attach, record };
+	for (size_t i = 0; i < 3; i++) {
+		int argc = 0;
+		while (argvs[i][argc])
+			argc++;
+		struct ws_options o;
+		struct ws_error *err = ws_cli_parse(argc, argvs[i], &o);
+		cr_assert_null(err, "%s: %s", argvs[i][1], err ? err->message : "");
+		cr_assert(o.no_debug_cache, "%s", argvs[i][1]);
+	}
+	struct ws_options o;
+	cr_assert_null(ws_cli_parse(3, plain, &o));
+	cr_assert_not(o.no_debug_cache);
+}
