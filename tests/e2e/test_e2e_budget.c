@@ -83,14 +83,8 @@ Test(e2e_budget, sampled_profile_matches_unsampled, .timeout = 120,
 {
 	char count[16];
 	snprintf(count, sizeof(count), "%d", GOROUTINES);
-	char *argv[] = { (char *)e2e_fixture("go/go_parked_n"), count, NULL };
-	if (access(argv[0], X_OK) != 0)
-		cr_skip_test("Go fixtures not built");
-	struct e2e_spawn_opts opts = { .pipe_stdout = true };
-	struct e2e_proc proc = e2e_spawn(argv, &opts);
-	char ready[64];
-	snprintf(ready, sizeof(ready), "ready pid=%d", proc.pid);
-	cr_assert(e2e_wait_line(proc.out_fd, ready, 30000), "no ready line");
+	const char *args[] = { count, NULL };
+	struct e2e_proc proc = e2e_start_go("go/go_parked_n", args, 30000);
 
 	struct shares all, sampled, cpu_sampled;
 	record(proc.pid, "3", "0", "0", false, &all);

@@ -279,19 +279,16 @@ Test(e2e_debugcache, main_file_with_compressed_dwarf, .timeout = 120,
 	cr_assert(e2e_elf_build_id(program, id), "the fixture has no build-id");
 
 	char *argv[] = { (char *)program, "50", NULL };
-	struct e2e_spawn_opts opts = { .pipe_stdout = true };
-	struct e2e_proc proc = e2e_spawn(argv, &opts);
-	cr_assert(e2e_wait_line(proc.out_fd, "ready", 10000));
-	close(proc.out_fd);
-	dump(proc.pid, "off", false);
-	char *reference = dump(proc.pid, "off", false);
+	pid_t pid = e2e_start_ready(argv, "ready", 10000);
+	dump(pid, "off", false);
+	char *reference = dump(pid, "off", false);
 	cr_assert(strstr(reference, "threads_blocked.c:"),
 		  "no file:line from the fixture's DWARF:\n%s", reference);
 
 	char name[200];
 	snprintf(name, sizeof(name), "%s.elf", id);
-	check_cold_warm(proc.pid, e2e_path(tmp, "cache"), name, reference);
-	e2e_check_healthy_then_stop(proc.pid);
+	check_cold_warm(pid, e2e_path(tmp, "cache"), name, reference);
+	e2e_check_healthy_then_stop(pid);
 }
 
 /* Go programs have no GNU build-id; their DWARF is compressed by default.
@@ -300,9 +297,7 @@ Test(e2e_debugcache, main_file_with_compressed_dwarf, .timeout = 120,
 Test(e2e_debugcache, go_program_keyed_by_go_build_id, .timeout = 120,
      .fini = e2e_cleanup)
 {
-	const char *program = e2e_path(WS_BUILD_DIR "/fixtures/go", "go_parked_n");
-	if (access(program, X_OK) != 0)
-		cr_skip_test("Go fixture %s not built", program);
+	const char *program = e2e_need_fixture("go/go_parked_n");
 	if (e2e_elf_compressed_sections(program) == 0)
 		cr_skip_test("%s has no compressed DWARF", program);
 	char *buildid[] = { WS_GO, "tool", "buildid", (char *)program, NULL };
@@ -318,12 +313,8 @@ Test(e2e_debugcache, go_program_keyed_by_go_build_id, .timeout = 120,
 		snprintf(name + 2 * i, 3, "%02x", (unsigned char)res.out[i]);
 	strcat(name, ".elf");
 
-	char *argv[] = { (char *)program, "16", NULL };
-	struct e2e_spawn_opts opts = { .pipe_stdout = true };
-	struct e2e_proc proc = e2e_spawn(argv, &opts);
-	char ready[64];
-	snprintf(ready, sizeof(ready), "ready pid=%d", proc.pid);
-	cr_assert(e2e_wait_line(proc.out_fd, ready, 30000), "no '%s'", ready);
+	const char *args[] = { "16", NULL };
+	struct e2e_proc proc = e2e_start_go("go/go_parked_n", args, 30000);
 	dump(proc.pid, "off", false);
 	char *reference = dump(proc.pid, "off", false);
 	cr_assert(strstr(reference, ".go:"), "no file:line from Go's DWARF:\n%s",

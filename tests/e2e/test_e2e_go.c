@@ -27,8 +27,6 @@
 /* Timing-sensitive (the 100k dump is timed) and CPU-heavy: one at a time. */
 E2E_SERIAL_TESTS()
 
-#define GO_FIXTURE_DIR WS_BUILD_DIR "/fixtures/go"
-
 enum {
 	/* Go 1.19's traceback walks at most this many physical frames
 	 * (_TracebackMaxFrames); deeper frames are never printed. */
@@ -45,12 +43,10 @@ enum {
  * built (no `go` at configure time). */
 static const char *go_fixture(const char *name)
 {
-	const char *path = e2e_path(GO_FIXTURE_DIR, name);
+	char path[64];
 
-	if (access(path, X_OK) != 0)
-		cr_skip_test("Go fixture %s not built (is golang-go installed?)",
-			     path);
-	return path;
+	snprintf(path, sizeof(path), "go/%s", name);
+	return e2e_need_fixture(path);
 }
 
 /* A running fixture: stdout piped (for "ready"/"dumped"), registered with
@@ -64,21 +60,11 @@ struct go_target {
 static struct go_target start_go(const char *name, const char *const args[],
 				 int ready_timeout_ms)
 {
-	const char *argv[8];
-	struct e2e_spawn_opts opts = { .pipe_stdout = true };
-	struct go_target t = { .dump_path = NULL };
-	char ready[64];
-	int n = 0;
+	char path[64];
 
-	argv[n++] = go_fixture(name);
-	for (int i = 0; args && args[i]; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	t.proc = e2e_spawn((char *const *)argv, &opts);
-	snprintf(ready, sizeof(ready), "ready pid=%d", t.proc.pid);
-	cr_assert(e2e_wait_line(t.proc.out_fd, ready, ready_timeout_ms),
-		  "%s never printed \"%s\"", name, ready);
-	return t;
+	snprintf(path, sizeof(path), "go/%s", name);
+	return (struct go_target){ e2e_start_go(path, args, ready_timeout_ms),
+				   NULL };
 }
 
 /* go_fidelity with its dump file in a fresh temporary directory. */

@@ -24,7 +24,6 @@
 /* CPU shares and timings: one test at a time. */
 E2E_SERIAL_TESTS()
 
-#define GO_FIXTURE_DIR WS_BUILD_DIR "/fixtures/go"
 #define ROOT_FUNCTION "runtime.goexit"
 
 enum { RATE_HZ = 100 };         /* wallspy's default --rate */
@@ -32,12 +31,10 @@ enum { RATE_HZ = 100 };         /* wallspy's default --rate */
 /* Path of Go fixture NAME; skips the test when it was not built. */
 static const char *go_fixture(const char *name)
 {
-	const char *path = e2e_path(GO_FIXTURE_DIR, name);
+	char path[64];
 
-	if (access(path, X_OK) != 0)
-		cr_skip_test("Go fixture %s not built (is golang-go installed?)",
-			     path);
-	return path;
+	snprintf(path, sizeof(path), "go/%s", name);
+	return e2e_need_fixture(path);
 }
 
 /* ---- the summary line ---- */

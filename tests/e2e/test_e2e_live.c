@@ -34,16 +34,6 @@
 /* Parked tasks of two runtimes racing the sampler: one test at a time. */
 E2E_SERIAL_TESTS()
 
-/* Skips the test when fixture NAME (under fixtures/) was not built. */
-static const char *need_fixture(const char *name)
-{
-	const char *path = e2e_fixture(name);
-
-	if (access(path, X_OK) != 0)
-		cr_skip_test("fixture %s not built", path);
-	return path;
-}
-
 /* attach PID for `seconds` with extra options, folded output; returns the
  * folded text and wallspy's stderr. */
 static char *attach_folded(pid_t pid, const char *seconds,
@@ -168,7 +158,7 @@ static bool whole_chain(const struct flip_chains *c, const char *stack)
  * (leaf "[runnable]" or "[waiting...]") is one whole chain. */
 static void check_flip(const char *fixture, const struct flip_chains *c)
 {
-	need_fixture(fixture);
+	e2e_need_fixture(fixture);
 	pid_t pid = e2e_start_fixture(fixture, NULL, "ready", 20000);
 	const char *const opts[] = { "--max-cpu", "0", NULL };
 	const char *err;
@@ -296,21 +286,16 @@ struct parked_target {
 
 static struct parked_target start_go_fidelity(void)
 {
-	char *argv[] = { (char *)need_fixture("go/go_fidelity"),
-			 (char *)e2e_path(e2e_tmpdir(), "go.txt"), NULL };
-	struct e2e_spawn_opts spawn = { .pipe_stdout = true };
-	struct e2e_proc proc = e2e_spawn(argv, &spawn);
-	char ready[64];
+	const char *args[] = { e2e_path(e2e_tmpdir(), "go.txt"), NULL };
+	struct e2e_proc proc = e2e_start_go("go/go_fidelity", args, 30000);
 
-	snprintf(ready, sizeof(ready), "ready pid=%d", proc.pid);
-	cr_assert(e2e_wait_line(proc.out_fd, ready, 30000), "no '%s'", ready);
 	/* Go stacks unwind faster than they hash: no reuse for Go. */
 	return (struct parked_target){ proc.pid, 100, false };
 }
 
 static struct parked_target start_greenrt_parked(void)
 {
-	need_fixture("greenrt/greenrt_parked");
+	e2e_need_fixture("greenrt/greenrt_parked");
 	pid_t pid = e2e_start_fixture("greenrt/greenrt_parked", NULL, "ready", 20000);
 	return (struct parked_target){ pid, 7, true };
 }

@@ -172,10 +172,13 @@ struct e2e_proc e2e_spawn(char *const argv[], const struct e2e_spawn_opts *opts)
 	return proc;
 }
 
-bool e2e_wait_line(int fd, const char *line, int timeout_ms)
+/* Reads fd until a line that equals `want` (or, with prefix, starts with
+ * it) arrives; copies it into line (size > 0) when line is not NULL. */
+static bool wait_line(int fd, const char *want, bool prefix, char *line,
+		      size_t size, int timeout_ms)
 {
 	double deadline = e2e_now() + timeout_ms / 1000.0;
-	size_t want = strlen(line);
+	size_t want_len = strlen(want);
 	char buf[4096];
 	size_t len = 0;
 
@@ -186,8 +189,14 @@ bool e2e_wait_line(int fd, const char *line, int timeout_ms)
 		for (size_t i = 0; i < len; i++) {
 			if (buf[i] != '\n')
 				continue;
-			if (i - start == want && memcmp(buf + start, line, want) == 0)
+			size_t n = i - start;
+			if ((prefix ? n >= want_len : n == want_len) &&
+			    memcmp(buf + start, want, want_len) == 0) {
+				if (line)
+					snprintf(line, size, "%.*s", (int)n,
+						 buf + start);
 				return true;
+			}
 			start = i + 1;
 		}
 		memmove(buf, buf + start, len - start);
@@ -213,6 +222,17 @@ bool e2e_wait_line(int fd, const char *line, int timeout_ms)
 	}
 }
 
+bool e2e_wait_line(int fd, const char *line, int timeout_ms)
+{
+	return wait_line(fd, line, false, NULL, 0, timeout_ms);
+}
+
+bool e2e_wait_line_prefix(int fd, const char *prefix, char *line, size_t size,
+			  int timeout_ms)
+{
+	return wait_line(fd, prefix, true, line, size, timeout_ms);
+}
+
 bool e2e_wait_timeout(pid_t pid, int timeout_ms, int *status)
 {
 	double deadline = e2e_now() + timeout_ms / 1000.0;
@@ -232,6 +252,17 @@ bool e2e_wait_timeout(pid_t pid, int timeout_ms, int *status)
 			return false;
 		e2e_sleep_ms(5);
 	}
+}
+
+void e2e_track(pid_t pid)
+{
+	if (!is_tracked(pid))
+		track_pid(pid);
+}
+
+void e2e_forget(pid_t pid)
+{
+	untrack_pid(pid);
 }
 
 void e2e_kill(pid_t pid)
@@ -510,6 +541,11 @@ const char *e2e_path(const char *dir, const char *name)
 	return track_alloc(path);
 }
 
+const char *e2e_strndup(const char *s, size_t n)
+{
+	return track_alloc(strndup(s, n));
+}
+
 int e2e_dir_entries(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -657,17 +693,77 @@ void e2e_cleanup(void)
 	tracked_dir_count = 0;
 }
 
-pid_t e2e_start_fixture(const char *name, const char *arg, const char *ready,
-			int timeout_ms)
+pid_t e2e_start_ready(char *const argv[], const char *ready, int timeout_ms)
 {
-	char *argv[] = { (char *)e2e_fixture(name), (char *)arg, NULL };
 	struct e2e_spawn_opts opts = { .pipe_stdout = true };
 	struct e2e_proc proc = e2e_spawn(argv, &opts);
 
 	cr_assert(e2e_wait_line(proc.out_fd, ready, timeout_ms),
-		  "%s did not print %s", name, ready);
+		  "%s did not print %s", argv[0], ready);
 	close(proc.out_fd);
 	return proc.pid;
+}
+
+pid_t e2e_start_fixture(const char *name, const char *arg, const char *ready,
+			int timeout_ms)
+{
+	char *argv[] = { (char *)e2e_fixture(name), (char *)arg, NULL };
+
+	return e2e_start_ready(argv, ready, timeout_ms);
+}
+
+const char *e2e_need_fixture(const char *name)
+{
+	const char *path = e2e_fixture(name);
+
+	if (access(path, X_OK) != 0)
+		cr_skip_test("fixture %s not built (the Go fixtures need "
+			     "golang-go)", path);
+	return path;
+}
+
+struct e2e_proc e2e_start_go(const char *name, const char *const args[],
+			     int timeout_ms)
+{
+	const char *argv[16];
+	struct e2e_spawn_opts opts = { .pipe_stdout = true };
+	char ready[64];
+	int n = 0;
+
+	argv[n++] = e2e_need_fixture(name);
+	for (int i = 0; args && args[i]; i++) {
+		cr_assert_lt(n, 15);
+		argv[n++] = args[i];
+	}
+	argv[n] = NULL;
+	struct e2e_proc proc = e2e_spawn((char *const *)argv, &opts);
+	snprintf(ready, sizeof(ready), "ready pid=%d", proc.pid);
+	cr_assert(e2e_wait_line(proc.out_fd, ready, timeout_ms),
+		  "%s never printed \"%s\"", name, ready);
+	return proc;
+}
+
+const char *e2e_build_go(const char *source, const char *ldflags)
+{
+	if (system("command -v go >/dev/null 2>&1") != 0)
+		cr_skip_test("no Go toolchain (go) on PATH");
+	const char *dir = e2e_tmpdir();
+	const char *main_go = e2e_path(dir, "main.go");
+	FILE *f = fopen(main_go, "w");
+	cr_assert_not_null(f, "%s: %s", main_go, strerror(errno));
+	fputs(source, f);
+	cr_assert_eq(fclose(f), 0);
+	char *cmd;
+	cr_assert_geq(asprintf(&cmd,
+		"cd '%s' && GOCACHE='%s/cache' GOPATH='%s/gopath' "
+		"GO111MODULE=off GOFLAGS=-buildvcs=false "
+		"go build -ldflags='%s' -o prog main.go >build.log 2>&1",
+		dir, dir, dir, ldflags ? ldflags : ""), 0);
+	int status = system(cmd);
+	free(cmd);
+	cr_assert_eq(status, 0, "go build failed: %s",
+		     e2e_read_file(e2e_path(dir, "build.log")));
+	return e2e_path(dir, "prog");
 }
 
 void e2e_check_healthy_then_stop(pid_t pid)

@@ -49,12 +49,23 @@ struct e2e_proc e2e_spawn(char *const argv[], const struct e2e_spawn_opts *opts)
  * consumed and lost. */
 bool e2e_wait_line(int fd, const char *line, int timeout_ms);
 
+/* Like e2e_wait_line for the first line starting with `prefix`, copied
+ * (NUL-terminated, truncated to size) into line. */
+bool e2e_wait_line_prefix(int fd, const char *prefix, char *line, size_t size,
+			  int timeout_ms);
+
 /* Waits up to timeout_ms for pid to end and reaps it. Returns true and sets
  * *status when it ended; false on timeout (the process is left running). */
 bool e2e_wait_timeout(pid_t pid, int timeout_ms, int *status);
 
 /* SIGKILL + waitpid of a registered child; no-op when already reaped. */
 void e2e_kill(pid_t pid);
+
+/* Registers a child of ours that something else started (ws_target_launch
+ * forks it) for e2e_cleanup; e2e_forget drops it once another call reaped
+ * it (its PID may then be reused: it must not be killed any more). */
+void e2e_track(pid_t pid);
+void e2e_forget(pid_t pid);
 
 /* Result of e2e_run. */
 struct e2e_result {
@@ -78,12 +89,35 @@ void e2e_run(char *const argv[], const char *cwd, int timeout_ms,
 void e2e_collect(struct e2e_proc *proc, int timeout_ms, int signal_to_send,
 		 int signal_after_ms, struct e2e_result *res);
 
-/* Starts fixture `name` (under WS_BUILD_DIR/fixtures) with up to three
- * arguments (NULL-terminated after them), waits up to timeout_ms for the
- * line `ready` on its stdout, and returns its pid. Fails the test if the
- * line does not come. threads_blocked takes its lifetime in seconds. */
+/* Starts argv (e2e_spawn, stdout piped), waits up to timeout_ms for the
+ * line `ready` on its stdout and returns its pid; fails the test if the
+ * line does not come. */
+pid_t e2e_start_ready(char *const argv[], const char *ready, int timeout_ms);
+
+/* e2e_start_ready of fixture `name` (under WS_BUILD_DIR/fixtures) with one
+ * argument or none (arg NULL). threads_blocked takes its lifetime in
+ * seconds. */
 pid_t e2e_start_fixture(const char *name, const char *arg, const char *ready,
 			int timeout_ms);
+
+/* e2e_fixture(name), skipping the test when it was not built (the Go
+ * fixtures are built only where golang-go is installed). */
+const char *e2e_need_fixture(const char *name);
+
+/* Starts Go fixture `name` ("go/go_fidelity"; skipped when not built) with
+ * args (NULL-terminated; may be NULL) and waits up to timeout_ms for its
+ * "ready pid=PID" line. Its stdout stays piped at out_fd, for the lines it
+ * prints later ("dumped", "goroutineprofile ..."); every Go fixture exits
+ * 0 on SIGTERM. */
+struct e2e_proc e2e_start_go(const char *name, const char *const args[],
+			     int timeout_ms);
+
+/* Builds the Go program `source` (one file, package main, standard library
+ * only) with `go build -ldflags=LDFLAGS` (NULL: none) in a fresh temporary
+ * directory, caches there too (nothing outside it is touched), and returns
+ * the binary's path. Skips the test when there is no `go` on PATH; fails
+ * it, with the compiler's output, when the build fails. */
+const char *e2e_build_go(const char *source, const char *ldflags);
 
 /* After wallspy is done with a target: it runs, is not stopped, and exits 0
  * on SIGTERM (so it was left untraced, its signal handling intact). */
@@ -121,6 +155,9 @@ const char *e2e_tmpdir(void);
 
 /* "DIR/NAME" as a heap string freed by e2e_cleanup. */
 const char *e2e_path(const char *dir, const char *name);
+
+/* At most n bytes of s as a string freed by e2e_cleanup. */
+const char *e2e_strndup(const char *s, size_t n);
 
 /* Number of entries in dir other than . and ..; -1 if it cannot be read. */
 int e2e_dir_entries(const char *dir);

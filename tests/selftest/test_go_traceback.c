@@ -8,19 +8,15 @@
 #include "go_traceback.h"
 
 #include <criterion/criterion.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#define FIDELITY_BIN WS_BUILD_DIR "/fixtures/go/go_fidelity"
+#include "e2e_util.h"
+
 #define FIDELITY_SRC WS_SOURCE_DIR "/fixtures/go/go_fidelity.go"
 
 /* ---- helpers ---- */
@@ -346,147 +342,29 @@ Test(go_traceback, snippet_malformed)
 
 /* ---- the real thing: go_fidelity's runtime.Stack dump ---- */
 
-/* The running fixture, stopped by the test or by .fini on any failure. */
-static struct {
-	pid_t pid;
-	int out_fd;
-	char dir[64];
-	char dump[96];
-} fx = { .pid = -1, .out_fd = -1 };
-
-static long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Waits up to timeout_ms for pid and reaps it; true when it ended. */
-static bool reap(pid_t pid, int timeout_ms, int *status)
-{
-	long deadline = now_ms() + timeout_ms;
-	for (;;) {
-		pid_t r = waitpid(pid, status, WNOHANG);
-		if (r == pid || (r < 0 && errno == ECHILD))
-			return true;
-		if (now_ms() >= deadline)
-			return false;
-		usleep(5000);
-	}
-}
-
-/* SIGTERM (which go_fidelity answers with exit 0), then SIGKILL; always
- * reaps, signals only our own unreaped child by PID. Returns the wait
- * status, or -1 when it had to be killed. */
-static int fixture_stop(void)
-{
-	int status = -1;
-	if (fx.pid > 0) {
-		kill(fx.pid, SIGTERM);
-		if (!reap(fx.pid, 5000, &status)) {
-			kill(fx.pid, SIGKILL);
-			waitpid(fx.pid, NULL, 0);
-			status = -1;
-		}
-		fx.pid = -1;
-	}
-	if (fx.out_fd >= 0) {
-		close(fx.out_fd);
-		fx.out_fd = -1;
-	}
-	return status;
-}
-
-static void fixture_cleanup(void)
-{
-	fixture_stop();
-	if (fx.dir[0]) {
-		char tmp[128];
-		snprintf(tmp, sizeof(tmp), "%s.tmp", fx.dump);
-		unlink(tmp);
-		unlink(fx.dump);
-		rmdir(fx.dir);
-		fx.dir[0] = '\0';
-	}
-}
-
-/* Reads the fixture's stdout until a line starting with prefix; copies the
- * line into line. False on EOF or timeout. */
-static bool wait_stdout_line(const char *prefix, char *line, size_t size,
-			     int timeout_ms)
-{
-	static char buf[4096];
-	static size_t used;
-	long deadline = now_ms() + timeout_ms;
-	for (;;) {
-		char *nl;
-		while ((nl = memchr(buf, '\n', used))) {
-			size_t n = (size_t)(nl - buf);
-			bool match = strncmp(buf, prefix, strlen(prefix)) == 0;
-			if (match)
-				snprintf(line, size, "%.*s", (int)n, buf);
-			memmove(buf, nl + 1, used - n - 1);
-			used -= n + 1;
-			if (match)
-				return true;
-		}
-		long left = deadline - now_ms();
-		if (left <= 0 || used == sizeof(buf))
-			return false;
-		struct pollfd pfd = { .fd = fx.out_fd, .events = POLLIN };
-		if (poll(&pfd, 1, (int)left) <= 0)
-			continue;
-		ssize_t r = read(fx.out_fd, buf + used, sizeof(buf) - used);
-		if (r <= 0)
-			return false;
-		used += (size_t)r;
-	}
-}
-
-/* Runs go_fidelity, has it dump runtime.Stack(buf, true) on SIGUSR1, stops
- * it (checking it exits 0 on SIGTERM) and parses the dump. */
+/* Runs go_fidelity (tests/lib/e2e_util: it dies with the test, and
+ * e2e_cleanup, the .fini, kills it by PID and removes its directory on any
+ * failure), has it dump runtime.Stack(buf, true) on SIGUSR1, stops it
+ * (checking it exits 0 on SIGTERM) and parses the dump. */
 static struct ws_go_traceback *fidelity_traceback(void)
 {
-	if (access(FIDELITY_BIN, X_OK) != 0)
-		cr_skip_test("%s not built (go missing?)", FIDELITY_BIN);
+	const char *dump = e2e_path(e2e_tmpdir(), "dump.txt");
+	const char *args[] = { dump, NULL };
+	struct e2e_proc fx = e2e_start_go("go/go_fidelity", args, 30000);
+	int status;
 
-	strcpy(fx.dir, "/tmp/ws-go-traceback.XXXXXX");
-	cr_assert_not_null(mkdtemp(fx.dir), "mkdtemp: %s", strerror(errno));
-	snprintf(fx.dump, sizeof(fx.dump), "%s/dump.txt", fx.dir);
-
-	int fds[2];
-	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(126);
-		dup2(fds[1], STDOUT_FILENO);
-		execl(FIDELITY_BIN, "go_fidelity", fx.dump, (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	fx.pid = pid;
-	fx.out_fd = fds[0];
-
-	char line[256];
-	char expect[64];
-	snprintf(expect, sizeof(expect), "ready pid=%d", (int)pid);
-	cr_assert(wait_stdout_line("ready", line, sizeof(line), 30000),
-		  "go_fidelity never printed \"ready\"");
-	cr_assert_str_eq(line, expect);
-	cr_assert_eq(kill(pid, SIGUSR1), 0);
-	cr_assert(wait_stdout_line("dumped", line, sizeof(line), 30000),
+	cr_assert_eq(kill(fx.pid, SIGUSR1), 0);
+	cr_assert(e2e_wait_line(fx.out_fd, "dumped", 30000),
 		  "go_fidelity never printed \"dumped\"");
-
-	int status = fixture_stop();
-	cr_assert(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	cr_assert_eq(kill(fx.pid, SIGTERM), 0);
+	cr_assert(e2e_wait_timeout(fx.pid, 5000, &status),
+		  "go_fidelity did not exit on SIGTERM");
+	close(fx.out_fd);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		  "go_fidelity did not exit 0 on SIGTERM (status %#x)", status);
 
 	struct ws_go_traceback *tb = NULL;
-	struct ws_error *err = ws_go_traceback_parse_file(fx.dump, &tb);
+	struct ws_error *err = ws_go_traceback_parse_file(dump, &tb);
 	cr_assert_null(err, "%s", err ? err->message : "");
 	return tb;
 }
@@ -581,7 +459,7 @@ static void assert_chain(const struct ws_go_goroutine *g, size_t skip,
 				 "goroutine %ld frame %zu", g->goid, skip + i);
 }
 
-Test(go_traceback, fidelity_park_kinds, .fini = fixture_cleanup,
+Test(go_traceback, fidelity_park_kinds, .fini = e2e_cleanup,
      .timeout = 60)
 {
 	struct ws_go_traceback *tb = fidelity_traceback();
@@ -617,7 +495,7 @@ Test(go_traceback, fidelity_park_kinds, .fini = fixture_cleanup,
 	ws_go_traceback_destroy(tb);
 }
 
-Test(go_traceback, fidelity_all_goroutines, .fini = fixture_cleanup,
+Test(go_traceback, fidelity_all_goroutines, .fini = e2e_cleanup,
      .timeout = 60)
 {
 	struct ws_go_traceback *tb = fidelity_traceback();
@@ -667,7 +545,7 @@ Test(go_traceback, fidelity_all_goroutines, .fini = fixture_cleanup,
 	ws_go_traceback_destroy(tb);
 }
 
-Test(go_traceback, fidelity_frame_details, .fini = fixture_cleanup,
+Test(go_traceback, fidelity_frame_details, .fini = e2e_cleanup,
      .timeout = 60)
 {
 	struct ws_go_traceback *tb = fidelity_traceback();

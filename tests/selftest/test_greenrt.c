@@ -22,11 +22,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "e2e_util.h"
 #include "greenrt.h"
 #include "parked_tasks.h"
 
@@ -717,66 +717,20 @@ Test(greenrt, parked_chains_in_process, .timeout = 10)
 
 /* ---- the built programs ---- */
 
-/* Start argv[0]; its stdout goes to a pipe read at *out, or to /dev/null
- * if out is NULL. The child dies with us (PR_SET_PDEATHSIG). */
-static pid_t start_program(char *const argv[], int *out)
-{
-	int pipe_fds[2] = { -1, -1 };
-	pid_t parent = getpid(), pid;
-
-	if (out && pipe2(pipe_fds, O_CLOEXEC) != 0)
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(127);
-		if (out) {
-			dup2(pipe_fds[1], STDOUT_FILENO);
-		} else {
-			int null = open("/dev/null", O_WRONLY);
-
-			dup2(null, STDOUT_FILENO);
-		}
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	if (out) {
-		close(pipe_fds[1]);
-		*out = pipe_fds[0];
-	}
-	return pid;
-}
-
-/* Wait status of pid, or -1 after killing it when timeout_ms passed. */
-static int wait_program(pid_t pid, int timeout_ms)
-{
-	int status;
-
-	for (int waited = 0; waited < timeout_ms; waited += 5) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			return status;
-		usleep(5000);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
-	return -1;
-}
-
+/* Runs argv (tests/lib/e2e_util: it dies with the test) and asserts it
+ * exits 0 within timeout_ms. */
 static void assert_program_exits_0(char *const argv[], int timeout_ms)
 {
-	pid_t pid = start_program(argv, NULL);
-	int status;
+	struct e2e_result res;
 
-	cr_assert_gt(pid, 0);
-	status = wait_program(pid, timeout_ms);
-	cr_assert_neq(status, -1, "%s did not finish in %d ms", argv[0],
-		      timeout_ms);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		  "%s: status %#x", argv[0], status);
+	e2e_run(argv, NULL, timeout_ms, &res);
+	cr_assert(!res.timed_out, "%s did not finish in %d ms", argv[0],
+		  timeout_ms);
+	cr_assert_eq(e2e_exit_code(&res), 0, "%s: status %#x", argv[0],
+		     res.status);
 }
 
-Test(greenrt, workloads_scaled_down_exit_0, .timeout = 30)
+Test(greenrt, workloads_scaled_down_exit_0, .timeout = 30, .fini = e2e_cleanup)
 {
 	/* w1: 20 × 10 ms; w2: 2000 × 100 µs, both orders; w3: 64 tasks of
 	 * 2^16 iterations, yielding every 2^12. */
@@ -793,51 +747,34 @@ Test(greenrt, workloads_scaled_down_exit_0, .timeout = 30)
 	assert_program_exits_0(w3, 5000);
 }
 
-static bool read_line(int fd, char *line, size_t size, int timeout_ms)
-{
-	size_t len = 0;
-
-	while (len + 1 < size) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-
-		if (poll(&p, 1, timeout_ms) != 1 ||
-		    read(fd, &line[len], 1) != 1)
-			return false;
-		if (line[len++] == '\n')
-			break;
-	}
-	line[len] = '\0';
-	return true;
-}
-
 Test(greenrt, parked_fixture_prints_ready_and_exits_on_sigterm,
-     .timeout = 15)
+     .timeout = 15, .fini = e2e_cleanup)
 {
 	char *argv[] = { FIXTURE_DIR "greenrt_parked", NULL };
 	char *expected_argv[] = { FIXTURE_DIR "greenrt_parked", "--expected",
 				  NULL };
+	struct e2e_spawn_opts opts = { .pipe_stdout = true };
+	struct e2e_proc proc = e2e_spawn(argv, &opts);
 	char line[256];
-	int out, status, lines = 0;
-	pid_t pid = start_program(argv, &out);
+	int status, lines = 0;
 
-	cr_assert_gt(pid, 0);
-	cr_assert(read_line(out, line, sizeof line, 5000),
+	/* Its first line, whatever it is, must be "ready". */
+	cr_assert(e2e_wait_line_prefix(proc.out_fd, "", line, sizeof(line), 5000),
 		  "no line within 5 s");
-	cr_assert_str_eq(line, "ready\n");
-	kill(pid, SIGTERM);
-	status = wait_program(pid, 5000);
-	close(out);
-	cr_assert(status != -1 && WIFEXITED(status) &&
-		  WEXITSTATUS(status) == 0, "status %#x", status);
+	cr_assert_str_eq(line, "ready");
+	kill(proc.pid, SIGTERM);
+	cr_assert(e2e_wait_timeout(proc.pid, 5000, &status),
+		  "greenrt_parked ignored SIGTERM");
+	close(proc.out_fd);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "status %#x", status);
 
 	/* --expected prints the table, one task a line. */
-	pid = start_program(expected_argv, &out);
-	cr_assert_gt(pid, 0);
-	while (read_line(out, line, sizeof line, 5000) && line[0])
-		lines++;
-	close(out);
-	status = wait_program(pid, 5000);
-	cr_assert(status != -1 && WIFEXITED(status) &&
-		  WEXITSTATUS(status) == 0);
+	struct e2e_result res;
+	e2e_run(expected_argv, NULL, 5000, &res);
+	cr_assert_eq(e2e_exit_code(&res), 0, "--expected: status %#x",
+		     res.status);
+	for (const char *p = res.out; *p; p++)
+		lines += *p == '\n';
 	cr_assert_eq(lines, parked_expected_count);
 }

@@ -8,18 +8,14 @@
  * own globals, to show reads go only through the reader.
  */
 #include <criterion/criterion.h>
-#include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "e2e_util.h"
 #include "ws_dwtype.h"
 #include "ws_remote_memory.h"
 
@@ -62,38 +58,13 @@ static Dwfl *report(pid_t pid)
 	return d;
 }
 
+/* Starts the program at path, waits for its "ready" and opens the DWARF
+ * layer over it (the fixture dies with the test: tests/lib/e2e_util). */
 static void start(const char *path)
 {
-	int fds[2];
-	cr_assert_eq(pipe(fds), 0);
-	pid_t parent = getpid();
-	child = fork();
-	cr_assert_neq(child, -1);
-	if (child == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(1);
-		dup2(fds[1], STDOUT_FILENO);
-		close(fds[0]);
-		close(fds[1]);
-		execl(path, path, (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	char buf[64];
-	size_t got = 0;
-	while (got < 6) {
-		struct pollfd p = { .fd = fds[0], .events = POLLIN };
-		cr_assert_eq(poll(&p, 1, 5000), 1, "fixture %s never said ready",
-			     path);
-		ssize_t n = read(fds[0], buf + got, sizeof(buf) - 1 - got);
-		cr_assert_gt(n, 0, "fixture %s exited early", path);
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	close(fds[0]);
-	cr_assert_str_eq(buf, "ready\n");
+	char *argv[] = { (char *)path, NULL };
 
+	child = e2e_start_ready(argv, "ready", 10000);
 	dwfl = report(child);
 	remote = (struct ws_memory_reader){ counting_read, &child };
 	expect_ok(ws_dwtype_program_create(dwfl, &remote, &prog), "create");
@@ -109,6 +80,7 @@ static void start_nodebug(void)
 	start(FIXTURE_NODEBUG);
 }
 
+/* The .fini of every test that starts a program. */
 static void stop(void)
 {
 	ws_dwtype_program_destroy(prog);
@@ -116,10 +88,7 @@ static void stop(void)
 	if (dwfl)
 		dwfl_end(dwfl);
 	dwfl = NULL;
-	if (child > 0) {
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
-	}
+	e2e_cleanup();
 	child = -1;
 }
 
@@ -665,18 +634,6 @@ static const char go_source[] =
 	"	fmt.Println(\"ready\")\n"
 	"	select {}\n"
 	"}\n";
-static char go_dir[64];
-
-static void stop_go(void)
-{
-	stop();
-	if (go_dir[0]) {
-		char cmd[128];
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", go_dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "dwtype: could not remove %s\n", go_dir);
-	}
-}
 
 /* Counts goroutines waiting with reason `want`, checking each one's saved
  * sp lies on its stack. Reads each runtime.g with one read. */
@@ -731,25 +688,9 @@ static int count_waiting(const char *want)
 	return n;
 }
 
-Test(dwtype, go_runtime, .fini = stop_go, .timeout = 60)
+Test(dwtype, go_runtime, .fini = stop, .timeout = 60)
 {
-	if (system("command -v go >/dev/null 2>&1") != 0)
-		cr_skip_test("no Go toolchain");
-	snprintf(go_dir, sizeof(go_dir), "/tmp/wallspy-dwtype-XXXXXX");
-	cr_assert_not_null(mkdtemp(go_dir));
-	char path[128], cmd[512];
-	snprintf(path, sizeof(path), "%s/main.go", go_dir);
-	FILE *f = fopen(path, "w");
-	cr_assert_not_null(f);
-	fputs(go_source, f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd),
-		 "cd '%s' && GOCACHE='%s/cache' GO111MODULE=off GOFLAGS= "
-		 "go build -o prog main.go >build.log 2>&1", go_dir, go_dir);
-	cr_assert_eq(system(cmd), 0, "go build failed (see %s/build.log)",
-		     go_dir);
-	snprintf(path, sizeof(path), "%s/prog", go_dir);
-	start(path);
+	start(e2e_build_go(go_source, NULL));
 
 	char text[64], name[64];
 	size_t len;

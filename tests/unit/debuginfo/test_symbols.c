@@ -8,20 +8,16 @@
  */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
-#include <errno.h>
 #include <gelf.h>
 #include <inttypes.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "e2e_util.h"
 #include "ws_symbols.h"
 
 /* ---- fixtures: functions whose names and lines are known by construction.
@@ -520,83 +516,25 @@ struct go_truth {
 	struct go_frame goexit;
 };
 
-/* One program per test (each test runs in a process of its own): stopped,
- * reaped and removed by stop_go whether the test passes or not. */
-static char go_dir[64];
+/* One program per test (each test runs in a process of its own), killed
+ * by PID, reaped and removed with its directory by e2e_cleanup, the .fini
+ * of the Go tests, whether the test passes or not. */
 static pid_t go_pid = -1;
 
-static void stop_go(void)
-{
-	if (go_pid > 0) {
-		kill(go_pid, SIGKILL);
-		while (waitpid(go_pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
-	go_pid = -1;
-	if (go_dir[0]) {
-		char cmd[128];
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", go_dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "symbols: could not remove %s\n",
-				go_dir);
-		go_dir[0] = '\0';
-	}
-}
-
-/* Builds go_source with `go build ldflags` in a fresh directory (caches
- * there too: no state outside it), starts it and reads its report. Skips
- * the test where there is no Go toolchain. */
+/* Builds go_source with `go build -ldflags=LDFLAGS` (tests/lib/e2e_util:
+ * skipped where there is no Go toolchain), starts it and reads its
+ * report. */
 static void start_go(const char *ldflags, struct go_truth *truth)
 {
-	if (system("command -v go >/dev/null 2>&1") != 0)
-		cr_skip_test("no Go toolchain");
-	snprintf(go_dir, sizeof(go_dir), "/tmp/wallspy-symbols-XXXXXX");
-	cr_assert_not_null(mkdtemp(go_dir), "mkdtemp: %s", strerror(errno));
-	char path[128], cmd[1024];
-	snprintf(path, sizeof(path), "%s/main.go", go_dir);
-	FILE *f = fopen(path, "w");
-	cr_assert_not_null(f);
-	fputs(go_source, f);
-	cr_assert_eq(fclose(f), 0);
-	snprintf(cmd, sizeof(cmd),
-		 "cd '%s' && GOCACHE='%s/cache' GOPATH='%s/gopath' "
-		 "GO111MODULE=off GOFLAGS=-buildvcs=false "
-		 "go build -ldflags='%s' -o prog main.go >build.log 2>&1",
-		 go_dir, go_dir, go_dir, ldflags);
-	cr_assert_eq(system(cmd), 0, "go build failed (see %s/build.log)",
-		     go_dir);
-	snprintf(path, sizeof(path), "%s/prog", go_dir);
-
-	int fds[2];
-	cr_assert_eq(pipe(fds), 0);
-	pid_t parent = getpid();
-	go_pid = fork();
-	cr_assert_neq(go_pid, -1, "fork: %s", strerror(errno));
-	if (go_pid == 0) {
-		/* Dies with the test even if stop_go never runs. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(1);
-		dup2(fds[1], STDOUT_FILENO);
-		close(fds[0]);
-		close(fds[1]);
-		execl(path, path, (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
+	char *argv[] = { (char *)e2e_build_go(go_source, ldflags), NULL };
+	struct e2e_spawn_opts opts = { .pipe_stdout = true };
+	struct e2e_proc proc = e2e_spawn(argv, &opts);
 	char line[4096];
-	size_t got = 0;
-	while (got == 0 || line[got - 1] != '\n') {
-		struct pollfd p = { .fd = fds[0], .events = POLLIN };
-		cr_assert_eq(poll(&p, 1, 10000), 1, "%s never said ready",
-			     path);
-		cr_assert_lt(got, sizeof(line) - 1, "report too long");
-		ssize_t n = read(fds[0], line + got, sizeof(line) - 1 - got);
-		cr_assert_gt(n, 0, "%s exited early", path);
-		got += (size_t)n;
-	}
-	line[got] = '\0';
-	close(fds[0]);
+
+	go_pid = proc.pid;
+	cr_assert(e2e_wait_line_prefix(proc.out_fd, "ready ", line, sizeof(line),
+				       10000), "%s never said ready", argv[0]);
+	close(proc.out_fd);
 
 	struct go_frame *e = &truth->entry_frame, *i0 = &truth->inlined[0],
 			*i1 = &truth->inlined[1], *g = &truth->goexit;
@@ -641,7 +579,7 @@ static void expect_go_frame(const struct ws_frame *f,
 	cr_expect_str_eq(f->module, "prog");
 }
 
-Test(symbols, go_functions_lines_and_inlining, .fini = stop_go,
+Test(symbols, go_functions_lines_and_inlining, .fini = e2e_cleanup,
      .timeout = 120)
 {
 	struct go_truth truth;
@@ -682,7 +620,7 @@ Test(symbols, go_functions_lines_and_inlining, .fini = stop_go,
 /* Without DWARF (-ldflags=-w) names come from the symbol table, where Go's
  * assembly functions carry their ABI: ".abi0" is dropped, as Go's
  * tracebacks do. */
-Test(symbols, go_without_dwarf_drops_abi_suffix, .fini = stop_go,
+Test(symbols, go_without_dwarf_drops_abi_suffix, .fini = e2e_cleanup,
      .timeout = 120)
 {
 	struct go_truth truth;
@@ -708,7 +646,7 @@ Test(symbols, go_without_dwarf_drops_abi_suffix, .fini = stop_go,
  * index), the first in the runtime's CU (indexes its functions), then cold
  * and warm over pcs in the middle of its functions. A measurement, not
  * a check (but nearly all must get a DWARF name and line). */
-Test(symbols, lookup_cost_in_go, .fini = stop_go, .timeout = 120)
+Test(symbols, lookup_cost_in_go, .fini = e2e_cleanup, .timeout = 120)
 {
 	enum { NPCS = 1000 };
 	struct go_truth truth;
