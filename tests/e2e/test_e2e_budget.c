@@ -12,6 +12,9 @@
 #include <unistd.h>
 
 #include "e2e_util.h"
+#include "speedscope_view.h"
+#include "summary.h"
+#include "wallspy_run.h"
 
 enum { GOROUTINES = 4000 };
 
@@ -28,53 +31,24 @@ struct shares {
 static void record(pid_t pid, const char *seconds, const char *max_pause,
 		   const char *max_cpu, bool stop_all, struct shares *out)
 {
-	const char *dir = e2e_tmpdir();
-	const char *file = e2e_path(dir, "out.json");
-	char pid_text[32];
-	snprintf(pid_text, sizeof(pid_text), "%d", pid);
-	char *argv[] = { (char *)e2e_wallspy(), "attach", "-d", (char *)seconds,
-			 "--max-pause", (char *)max_pause,
-			 "--max-cpu", (char *)max_cpu, "-o", (char *)file,
-			 stop_all ? "--stop-all" : pid_text,
-			 stop_all ? pid_text : NULL, NULL };
-	struct e2e_result res;
-	e2e_run(argv, dir, 60000, &res);
-	cr_assert_eq(e2e_exit_code(&res), 0, "stderr: %s", res.err);
+	const char *opts[] = { "-d", seconds, "--max-pause", max_pause,
+			       "--max-cpu", max_cpu,
+			       stop_all ? "--stop-all" : NULL, NULL };
+	const char *file;
+	struct e2e_result res = e2e_attach(pid, opts, "out.json", &file, 60000);
+
 	cr_log_info("--max-pause %s --max-cpu %s: %s", max_pause, max_cpu,
 		    res.err);
-	/* The summary is the line "wallspy: SECONDS s, ..." (a warning may
-	 * come first). */
-	bool found = false;
-	for (const char *line = res.err; line && *line && !found;
-	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
-		found = sscanf(line, "wallspy: %lf s,", &out->seconds) == 1;
-	cr_assert(found, "no summary: %s", res.err);
+	out->seconds = e2e_parse_summary(res.err).seconds;
 
-	cJSON *root = e2e_load_json(file);
-	cr_assert_not_null(root);
-	const cJSON *frames = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "shared"), "frames");
-	int leaf_index[4] = {-1, -1, -1, -1};
-	for (int f = 0; f < cJSON_GetArraySize(frames); f++) {
-		const char *name = cJSON_GetObjectItem(cJSON_GetArrayItem(frames, f), "name")->valuestring;
-		for (int c = 0; c < 4; c++)
-			if (strcmp(name, chain_leaf[c]) == 0)
-				leaf_index[c] = f;
-	}
+	struct ss_view v = ss_load(file);
 	memset(out->chain, 0, sizeof(out->chain));
 	out->total = 0;
-	const cJSON *profile;
-	cJSON_ArrayForEach(profile, cJSON_GetObjectItem(root, "profiles")) {
-		const cJSON *samples = cJSON_GetObjectItem(profile, "samples");
-		const cJSON *weights = cJSON_GetObjectItem(profile, "weights");
-		for (int i = 0; i < cJSON_GetArraySize(samples); i++) {
-			double w = cJSON_GetArrayItem(weights, i)->valuedouble;
-			out->total += w;
-			const cJSON *idx;
-			cJSON_ArrayForEach(idx, cJSON_GetArrayItem(samples, i))
-				for (int c = 0; c < 4; c++)
-					if (idx->valueint == leaf_index[c])
-						out->chain[c] += w;
-		}
+	SS_FOR_EACH_SAMPLE(&v, profile, sample, w) {
+		out->total += w;
+		for (int c = 0; c < 4; c++)
+			if (ss_has(&v, sample, chain_leaf[c]))
+				out->chain[c] += w;
 	}
 }
 

@@ -24,6 +24,7 @@
 
 #include "e2e_util.h"
 #include "elf_util.h"
+#include "wallspy_run.h"
 
 /* This process's libc (the fixtures' too) and its separate debug file. */
 static char libc_id[160];
@@ -35,17 +36,11 @@ static char libc_debug[512];
  * = cache_dir ("off" for none); fails the test unless it exits 0. */
 static char *dump(pid_t pid, const char *cache_dir, bool no_cache_option)
 {
-	char pid_text[32];
-	snprintf(pid_text, sizeof(pid_text), "%d", pid);
+	const char *option[] = { "--no-debug-cache", NULL };
+
 	setenv("WALLSPY_DEBUG_CACHE", cache_dir, 1);
-	char *argv_plain[] = { (char *)e2e_wallspy(), "dump", pid_text, NULL };
-	char *argv_option[] = { (char *)e2e_wallspy(), "dump",
-				"--no-debug-cache", pid_text, NULL };
-	struct e2e_result res;
-	e2e_run(no_cache_option ? argv_option : argv_plain, NULL, 30000, &res);
-	cr_assert(!res.timed_out, "wallspy dump timed out");
-	cr_assert_eq(e2e_exit_code(&res), 0, "wallspy dump: status 0x%x: %s",
-		     res.status, res.err);
+	struct e2e_result res = e2e_run_dump(pid, no_cache_option ? option : NULL,
+					     NULL, 0, 30000);
 	cr_assert_str_empty(res.err, "wallspy dump wrote to stderr: %s",
 			    res.err);
 	return res.out;

@@ -15,6 +15,7 @@
 #include <criterion/criterion.h>
 
 #include "e2e_util.h"
+#include "wallspy_run.h"
 
 /* fixtures/threads_blocked.c's truth table. wait_reason NULL: running. */
 struct blocked_thread {
@@ -36,21 +37,12 @@ static const struct blocked_thread blocked_table[] = {
 };
 enum { BLOCKED_COUNT = sizeof(blocked_table) / sizeof(blocked_table[0]) };
 
-/* Runs `wallspy dump [--json] PID` and checks it succeeded. */
+/* `wallspy dump [--json] PID`, exit 0. */
 static struct e2e_result run_dump(pid_t pid, bool json)
 {
-	char pid_text[32];
-	struct e2e_result res;
+	const char *opts[] = { "--json", NULL };
 
-	snprintf(pid_text, sizeof(pid_text), "%d", pid);
-	char *json_argv[] = { (char *)e2e_wallspy(), "dump", "--json", pid_text,
-			      NULL };
-	char *text_argv[] = { (char *)e2e_wallspy(), "dump", pid_text, NULL };
-	e2e_run(json ? json_argv : text_argv, NULL, 30000, &res);
-	cr_assert(!res.timed_out, "wallspy dump timed out");
-	cr_assert_eq(e2e_exit_code(&res), 0,
-		     "wallspy dump: status 0x%x, stderr: %s", res.status, res.err);
-	return res;
+	return e2e_run_dump(pid, json ? opts : NULL, NULL, 0, 30000);
 }
 
 /* --- JSON shape --- */
@@ -60,14 +52,9 @@ static bool is_null_or(const cJSON *item, cJSON_bool (*is)(const cJSON *))
 	return cJSON_IsNull(item) || is(item);
 }
 
-static bool is_integer(const cJSON *item)
-{
-	return cJSON_IsNumber(item) && item->valuedouble == (double)(long)item->valuedouble;
-}
-
 static cJSON_bool is_integer_cb(const cJSON *item)
 {
-	return is_integer(item);
+	return e2e_json_is_integer(item);
 }
 
 /* Asserts that obj has exactly the keys in `keys` (NULL-terminated). */
@@ -109,7 +96,7 @@ static void check_task_shape(const cJSON *task)
 	const cJSON *frame;
 
 	check_exact_keys(task, keys, "task");
-	cr_assert(is_integer(cJSON_GetObjectItem(task, "id")));
+	cr_assert(e2e_json_is_integer(cJSON_GetObjectItem(task, "id")));
 	cr_assert(is_null_or(cJSON_GetObjectItem(task, "name"), cJSON_IsString));
 	cr_assert(is_null_or(cJSON_GetObjectItem(task, "thread"), is_integer_cb));
 	cr_assert(cJSON_IsString(cJSON_GetObjectItem(task, "state")));
@@ -126,7 +113,7 @@ static void check_dump_shape(const cJSON *root, pid_t pid)
 	const cJSON *task;
 
 	check_exact_keys(root, keys, "dump");
-	cr_assert(is_integer(cJSON_GetObjectItem(root, "pid")));
+	cr_assert(e2e_json_is_integer(cJSON_GetObjectItem(root, "pid")));
 	cr_assert_eq((pid_t)cJSON_GetObjectItem(root, "pid")->valuedouble, pid);
 	cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(root, "runtime")),
 			 "threads");
@@ -184,7 +171,7 @@ static void check_fixture_frame(const cJSON *frame, const char *fn,
 	cr_assert(frame_file && ends_with(frame_file, file),
 		  "%s: file \"%s\", expected ...%s", fn,
 		  frame_file ? frame_file : "(null)", file);
-	cr_assert(is_integer(line) && line->valuedouble > 0,
+	cr_assert(e2e_json_is_integer(line) && line->valuedouble > 0,
 		  "%s: no line number", fn);
 	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(frame, "inlined")),
 		  "%s marked inlined", fn);
@@ -203,7 +190,7 @@ static void check_blocked_thread(const cJSON *root, pid_t pid,
 
 	/* OS threads: id = tid = thread, name = comm of that tid. */
 	pid_t tid = (pid_t)cJSON_GetObjectItem(task, "id")->valuedouble;
-	cr_assert(is_integer(cJSON_GetObjectItem(task, "thread")),
+	cr_assert(e2e_json_is_integer(cJSON_GetObjectItem(task, "thread")),
 		  "%s: thread is null", want->name);
 	cr_assert_eq((pid_t)cJSON_GetObjectItem(task, "thread")->valuedouble, tid);
 	cr_assert(e2e_thread_comm(pid, tid, comm, sizeof(comm)),
@@ -446,15 +433,10 @@ Test(e2e_dump, no_such_process, .timeout = 60, .fini = e2e_cleanup)
 	char *child_argv[] = { (char *)e2e_fixture("exit_now"), NULL };
 	struct e2e_proc child = e2e_spawn(child_argv, NULL);
 	int status;
-	char pid_text[32];
-	struct e2e_result res;
+	const char *opts[] = { "--json", NULL };
 
 	cr_assert(e2e_wait_timeout(child.pid, 5000, &status));
-	snprintf(pid_text, sizeof(pid_text), "%d", child.pid);
-	char *argv[] = { (char *)e2e_wallspy(), "dump", "--json", pid_text, NULL };
-	e2e_run(argv, NULL, 30000, &res);
-	cr_assert_eq(e2e_exit_code(&res), 3, "exit %d, stderr: %s",
-		     e2e_exit_code(&res), res.err);
+	struct e2e_result res = e2e_run_dump(child.pid, opts, NULL, 3, 30000);
 	cr_assert(e2e_is_one_error_line(res.err),
 		  "stderr is not one \"wallspy: \" line: %s", res.err);
 }

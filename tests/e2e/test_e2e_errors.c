@@ -16,23 +16,12 @@
 #include <criterion/criterion.h>
 
 #include "e2e_util.h"
+#include "wallspy_run.h"
 
 /* Runs wallspy with args (NULL-terminated, without argv[0]) in dir. */
 static struct e2e_result run_wallspy(const char *dir, const char *const args[])
 {
-	const char *argv[32];
-	struct e2e_result res;
-	int n = 0;
-
-	argv[n++] = e2e_wallspy();
-	for (int i = 0; args[i]; i++) {
-		cr_assert_lt(n, 31);
-		argv[n++] = args[i];
-	}
-	argv[n] = NULL;
-	e2e_run((char *const *)argv, dir, 30000, &res);
-	cr_assert(!res.timed_out, "wallspy timed out");
-	return res;
+	return e2e_wallspy_run(args, dir, 30000);
 }
 
 /* Exit code `code` and the error as one "wallspy: " line on stderr. */

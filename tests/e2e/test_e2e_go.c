@@ -22,6 +22,7 @@
 
 #include "e2e_util.h"
 #include "elf_util.h"
+#include "wallspy_run.h"
 #include "go_traceback.h"
 
 /* Timing-sensitive (the 100k dump is timed) and CPU-heavy: one at a time. */
@@ -109,44 +110,12 @@ static void stop_go_healthy(struct go_target *t)
 
 /* ---- running wallspy ---- */
 
-/* `wallspy dump [extra...] PID`; asserts exit 0 unless want_code >= 0. */
-static struct e2e_result run_wallspy_dump(pid_t pid, const char *const extra[],
-					  int want_code, int timeout_ms)
-{
-	const char *argv[12];
-	char pid_text[32];
-	struct e2e_result res;
-	int n = 0;
-
-	snprintf(pid_text, sizeof(pid_text), "%d", pid);
-	argv[n++] = e2e_wallspy();
-	argv[n++] = "dump";
-	for (int i = 0; extra && extra[i]; i++)
-		argv[n++] = extra[i];
-	argv[n++] = pid_text;
-	argv[n] = NULL;
-	e2e_run((char *const *)argv, NULL, timeout_ms, &res);
-	cr_assert(!res.timed_out, "wallspy dump timed out after %d ms",
-		  timeout_ms);
-	if (want_code < 0)
-		want_code = 0;
-	cr_assert_eq(e2e_exit_code(&res), want_code,
-		     "wallspy dump: status %#x (want exit %d), stderr: %s",
-		     res.status, want_code, res.err);
-	return res;
-}
-
+/* `wallspy dump --json [--runtime RUNTIME] PID`, parsed. */
 static cJSON *dump_json(pid_t pid, const char *runtime)
 {
-	const char *with_runtime[] = { "--json", "--runtime", runtime, NULL };
-	const char *plain[] = { "--json", NULL };
-	struct e2e_result res = run_wallspy_dump(pid, runtime ? with_runtime : plain,
-						 0, 60000);
-	cJSON *root = e2e_parse_json(res.out);
+	const char *with_runtime[] = { "--runtime", runtime, NULL };
 
-	cr_assert_not_null(root, "dump --json is not JSON:\n%.2000s", res.out);
-	cr_assert(cJSON_IsArray(cJSON_GetObjectItem(root, "tasks")));
-	return root;
+	return e2e_dump_json(pid, runtime ? with_runtime : NULL);
 }
 
 static const char *str_of(const cJSON *obj, const char *key)
@@ -749,7 +718,7 @@ static struct created_by *parse_created_by(const char *text, size_t *count)
 Test(e2e_go, created_by_matches_go, .timeout = 120, .fini = e2e_cleanup)
 {
 	struct go_target t = start_fidelity();
-	struct e2e_result res = run_wallspy_dump(t.proc.pid, NULL, 0, 60000);
+	struct e2e_result res = e2e_run_dump(t.proc.pid, NULL, NULL, 0, 60000);
 	struct ws_go_traceback *tb = go_own_traceback(&t);
 	size_t n, compared = 0, name_bad = 0, loc_bad = 0;
 	struct created_by *cb = parse_created_by(res.out, &n);
@@ -913,16 +882,16 @@ Test(e2e_go, no_dwarf_exit_7, .timeout = 120, .fini = e2e_cleanup_adopting)
 	const char *json[] = { "--json", NULL };
 	struct e2e_result res;
 
-	res = run_wallspy_dump(t.proc.pid, NULL, 7, 30000);
+	res = e2e_run_dump(t.proc.pid, NULL, NULL, 7, 30000);
 	check_no_dwarf_error(&res, "dump");
 	cr_log_info("dump of go_nodwarf: %s", res.err);
-	res = run_wallspy_dump(t.proc.pid, json, 7, 30000);
+	res = e2e_run_dump(t.proc.pid, json, NULL, 7, 30000);
 	check_no_dwarf_error(&res, "dump --json");
 	cr_assert(e2e_running_not_stopped(t.proc.pid, 5, 20),
 		  "go_nodwarf stopped after the failed dump");
 
 	const char *threads[] = { "--json", "--runtime", "threads", NULL };
-	res = run_wallspy_dump(t.proc.pid, threads, 0, 30000);
+	res = e2e_run_dump(t.proc.pid, threads, NULL, 0, 30000);
 	cJSON *root = e2e_parse_json(res.out);
 	cr_assert_not_null(root);
 	cr_assert_str_eq(str_of(root, "runtime"), "threads");
@@ -1025,7 +994,7 @@ Test(e2e_go, dump_100k_goroutines, .timeout = 400, .fini = e2e_cleanup)
 	double t0 = e2e_now();
 	struct go_target t = start_go("go_parked_n", args, 180000);
 	double started = e2e_now() - t0;
-	struct e2e_result res = run_wallspy_dump(t.proc.pid, NULL, 0, 300000);
+	struct e2e_result res = e2e_run_dump(t.proc.pid, NULL, NULL, 0, 300000);
 	size_t tasks = count_lines_starting(res.out, "task ");
 	size_t recv = count_lines_starting(res.out, "    main.recvInner ");
 	size_t sel = count_lines_starting(res.out, "    main.selectInner ");

@@ -20,6 +20,9 @@
 #include <criterion/logging.h>
 
 #include "e2e_util.h"
+#include "speedscope_view.h"
+#include "summary.h"
+#include "wallspy_run.h"
 
 /* CPU shares and timings: one test at a time. */
 E2E_SERIAL_TESTS()
@@ -37,162 +40,6 @@ static const char *go_fixture(const char *name)
 	return e2e_need_fixture(path);
 }
 
-/* ---- the summary line ---- */
-
-struct summary {
-	double seconds;
-	long ticks, samples, missed;
-	double pause_median, pause_p99, pause_max;  /* ms */
-	const char *line;
-};
-
-/* "wallspy: S s, T ticks, K tasks, N samples, pause median A ms p99 B ms
- * max C ms[, M missed ticks]; ..." */
-static struct summary parse_summary(const char *err)
-{
-	struct summary s = { 0 };
-	const char *line = err;
-
-	for (; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
-		if (sscanf(line, "wallspy: %lf s, %ld ticks, %*d tasks, %ld samples, "
-				 "pause median %lf ms p99 %lf ms max %lf ms",
-			   &s.seconds, &s.ticks, &s.samples, &s.pause_median,
-			   &s.pause_p99, &s.pause_max) == 6)
-			break;
-	cr_assert(line && *line, "no summary line in: %s", err);
-	const char *end = strchr(line, '\n');
-	const char *missed = strstr(line, " missed ticks");
-	if (missed && (!end || missed < end)) {
-		const char *p = missed;
-
-		while (p > line && p[-1] >= '0' && p[-1] <= '9')
-			p--;
-		s.missed = atol(p);
-	}
-	s.line = strndup(line, end ? (size_t)(end - line) : strlen(line));
-	return s;
-}
-
-/* ---- the profile ---- */
-
-struct view {
-	const cJSON *root;
-	const cJSON *frames;
-	int nframes;
-	const cJSON *profiles;
-};
-
-static const char *str_of(const cJSON *obj, const char *key)
-{
-	return cJSON_GetStringValue(cJSON_GetObjectItem(obj, key));
-}
-
-/* Loads a speedscope file and checks what every reader relies on: the
- * schema URL, sampled profiles in seconds, samples and weights of equal
- * length, frame indices in range, positive weights. */
-static struct view load_profile(const char *path)
-{
-	struct view v;
-	const cJSON *profile;
-
-	v.root = e2e_load_json(path);
-	cr_assert_not_null(v.root, "%s missing or not JSON", path);
-	cr_assert_str_eq(str_of(v.root, "$schema"),
-			 "https://www.speedscope.app/file-format-schema.json");
-	v.frames = cJSON_GetObjectItem(cJSON_GetObjectItem(v.root, "shared"), "frames");
-	v.profiles = cJSON_GetObjectItem(v.root, "profiles");
-	cr_assert(cJSON_IsArray(v.frames) && cJSON_IsArray(v.profiles));
-	v.nframes = cJSON_GetArraySize(v.frames);
-	cr_assert_gt(cJSON_GetArraySize(v.profiles), 0, "no profile");
-	cJSON_ArrayForEach(profile, v.profiles) {
-		const cJSON *samples = cJSON_GetObjectItem(profile, "samples");
-		const cJSON *weights = cJSON_GetObjectItem(profile, "weights");
-		const cJSON *sample, *w;
-
-		cr_assert_str_eq(str_of(profile, "type"), "sampled");
-		cr_assert_str_eq(str_of(profile, "unit"), "seconds");
-		cr_assert(cJSON_IsArray(samples) && cJSON_IsArray(weights));
-		cr_assert_eq(cJSON_GetArraySize(samples), cJSON_GetArraySize(weights));
-		cJSON_ArrayForEach(sample, samples) {
-			const cJSON *index;
-
-			cr_assert_gt(cJSON_GetArraySize(sample), 0, "empty sample");
-			cJSON_ArrayForEach(index, sample)
-				cr_assert(cJSON_IsNumber(index) && index->valueint >= 0 &&
-					  index->valueint < v.nframes,
-					  "frame index out of range");
-		}
-		cJSON_ArrayForEach(w, weights)
-			cr_assert(cJSON_IsNumber(w) && w->valuedouble > 0,
-				  "weight not positive");
-	}
-	return v;
-}
-
-/* Frame name at depth i of a sample (root first; negative from the leaf). */
-static const char *frame_at(const struct view *v, const cJSON *sample, int i)
-{
-	int n = cJSON_GetArraySize(sample);
-
-	if (i < 0)
-		i += n;
-	if (i < 0 || i >= n)
-		return "";
-	const cJSON *frame = cJSON_GetArrayItem(v->frames,
-						cJSON_GetArrayItem(sample, i)->valueint);
-	const char *name = str_of(frame, "name");
-	return name ? name : "";
-}
-
-static bool sample_has(const struct view *v, const cJSON *sample, const char *fn)
-{
-	for (int i = 0; i < cJSON_GetArraySize(sample); i++)
-		if (strcmp(frame_at(v, sample, i), fn) == 0)
-			return true;
-	return false;
-}
-
-static double weight_at(const cJSON *profile, int i)
-{
-	return cJSON_GetArrayItem(cJSON_GetObjectItem(profile, "weights"), i)->valuedouble;
-}
-
-/* "root;...;leaf" into a static buffer, for messages. */
-static const char *stack_text(const struct view *v, const cJSON *sample)
-{
-	static char buf[2048];
-	size_t len = 0;
-
-	buf[0] = '\0';
-	for (int i = 0; i < cJSON_GetArraySize(sample) && len < sizeof(buf) - 1; i++)
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
-					i ? ";" : "", frame_at(v, sample, i));
-	return buf;
-}
-
-#define FOR_EACH_SAMPLE(v, profile, sample, i)                                 \
-	for (const cJSON *profile = (v)->profiles->child; profile;             \
-	     profile = profile->next)                                          \
-		for (int i = 0, i##_n = cJSON_GetArraySize(                    \
-				cJSON_GetObjectItem(profile, "samples"));      \
-		     i < i##_n; i++)                                           \
-			for (const cJSON *sample = cJSON_GetArrayItem(         \
-				     cJSON_GetObjectItem(profile, "samples"), i); \
-			     sample; sample = NULL)
-
-static bool is_failed_leaf(const char *leaf)
-{
-	return strncmp(leaf, "[failed to sample: ", 19) == 0;
-}
-
-/* The state frame every sample ends in (man page, DESCRIPTION). */
-static bool is_state_leaf(const char *leaf)
-{
-	return strcmp(leaf, "[running]") == 0 || strcmp(leaf, "[runnable]") == 0 ||
-	       strcmp(leaf, "[syscall]") == 0 ||
-	       e2e_match(leaf, "^\\[(waiting|syscall|failed to sample): .+\\]$");
-}
-
 /*
  * The contract every Go profile must keep: each goroutine sample starts at
  * runtime.goexit (running and parked merge in the flame graph), ends in a
@@ -200,26 +47,25 @@ static bool is_state_leaf(const char *leaf)
  * leaf — unless its leaf says "[failed to sample: ...]". Violations are
  * counted and the heaviest printed; returns the total weight.
  */
-static double check_go_samples(const struct view *v)
+static double check_go_samples(const struct ss_view *v)
 {
 	double total = 0, bad_weight = 0, worst = 0;
 	int bad_root = 0, bad_leaf = 0, no_stack = 0;
 	char worst_text[2048] = "";
 
-	FOR_EACH_SAMPLE(v, profile, sample, i) {
-		double w = weight_at(profile, i);
-		const char *leaf = frame_at(v, sample, -1);
+	SS_FOR_EACH_SAMPLE(v, profile, sample, w) {
+		const char *leaf = ss_frame_at(v, sample, -1);
 		bool bad = false;
 
 		total += w;
-		if (strcmp(frame_at(v, sample, 0), ROOT_FUNCTION) != 0) {
+		if (strcmp(ss_frame_at(v, sample, 0), ROOT_FUNCTION) != 0) {
 			bad_root++;
 			bad = true;
 		}
-		if (!is_state_leaf(leaf)) {
+		if (!ss_is_state_leaf(leaf)) {
 			bad_leaf++;
 			bad = true;
-		} else if (!is_failed_leaf(leaf) && cJSON_GetArraySize(sample) < 3) {
+		} else if (!ss_is_failed_leaf(leaf) && cJSON_GetArraySize(sample) < 3) {
 			no_stack++;
 			bad = true;
 		}
@@ -228,7 +74,7 @@ static double check_go_samples(const struct view *v)
 			if (w > worst) {
 				worst = w;
 				snprintf(worst_text, sizeof(worst_text), "%s",
-					 stack_text(v, sample));
+					 ss_stack_text(v, sample));
 			}
 		}
 	}
@@ -240,13 +86,12 @@ static double check_go_samples(const struct view *v)
 }
 
 /* Weight of samples by leaf class, for the logs. */
-static void log_leaves(const struct view *v, const char *what, double total)
+static void log_leaves(const struct ss_view *v, const char *what, double total)
 {
 	double running = 0, runnable = 0, waiting = 0, syscall = 0, failed = 0;
 
-	FOR_EACH_SAMPLE(v, profile, sample, i) {
-		const char *leaf = frame_at(v, sample, -1);
-		double w = weight_at(profile, i);
+	SS_FOR_EACH_SAMPLE(v, profile, sample, w) {
+		const char *leaf = ss_frame_at(v, sample, -1);
 
 		if (strcmp(leaf, "[running]") == 0)
 			running += w;
@@ -256,7 +101,7 @@ static void log_leaves(const struct view *v, const char *what, double total)
 			waiting += w;
 		else if (strncmp(leaf, "[syscall", 8) == 0)
 			syscall += w;
-		else if (is_failed_leaf(leaf))
+		else if (ss_is_failed_leaf(leaf))
 			failed += w;
 	}
 	cr_log_info("%s: %.2f s of goroutine samples: running %.1f %%, runnable "
@@ -266,37 +111,23 @@ static void log_leaves(const struct view *v, const char *what, double total)
 		    100 * syscall / total, 100 * failed / total);
 }
 
-/* Runs `wallspy record -o DIR/out.json [opts] -- fixture args` to the end. */
+/* `wallspy record -o DIR/out.json [opts] -- fixture args` to the end
+ * (exit 0). A target the recording detaches from becomes ours (this test
+ * process is made a subreaper): the caller adopts it, and
+ * e2e_cleanup_adopting kills it at the latest. */
 static struct e2e_result record(const char *const opts[], const char *fixture,
 				const char *const args[], const char **out,
 				int timeout_ms)
 {
-	const char *dir = e2e_tmpdir();
-	const char *argv[32];
-	struct e2e_result res;
+	const char *target[16];
 	int n = 0;
 
-	*out = e2e_path(dir, "out.json");
-	argv[n++] = e2e_wallspy();
-	argv[n++] = "record";
-	argv[n++] = "-o";
-	argv[n++] = *out;
-	for (int i = 0; opts && opts[i]; i++)
-		argv[n++] = opts[i];
-	argv[n++] = "--";
-	argv[n++] = go_fixture(fixture);
+	target[n++] = go_fixture(fixture);
 	for (int i = 0; args && args[i]; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	cr_assert_lt(n, 32);
+		target[n++] = args[i];
+	target[n] = NULL;
 	e2e_become_subreaper();
-	/* A target the recording detaches from becomes ours: the caller
-	 * adopts it, e2e_cleanup_adopting kills it at the latest. */
-	e2e_run((char *const *)argv, dir, timeout_ms, &res);
-	cr_assert(!res.timed_out, "wallspy record timed out; stderr: %s", res.err);
-	cr_assert_eq(e2e_exit_code(&res), 0, "wallspy record: status %#x, stderr: %s",
-		     res.status, res.err);
-	return res;
+	return e2e_record(opts, target, out, timeout_ms);
 }
 
 /*
@@ -316,46 +147,27 @@ Test(e2e_go_record, w1_channel_receive_share, .timeout = 120,
 
 	cr_assert(strstr(res.err, "target exited with status 0"), "stderr: %s",
 		  res.err);
-	struct view v = load_profile(out);
+	struct ss_view v = ss_load(out);
 	double total = check_go_samples(&v);
 
-	FOR_EACH_SAMPLE(&v, profile, sample, i) {
-		double w = weight_at(profile, i);
+	SS_FOR_EACH_SAMPLE(&v, profile, sample, w) {
 
-		if (sample_has(&v, sample, "runtime.chanrecv") ||
-		    sample_has(&v, sample, "main.takeFromChannel"))
+		if (ss_has(&v, sample, "runtime.chanrecv") ||
+		    ss_has(&v, sample, "main.takeFromChannel"))
 			in_recv += w;
-		if (sample_has(&v, sample, "main.takeFromChannel") &&
-		    strcmp(frame_at(&v, sample, -1), "[waiting: chan receive]") == 0)
+		if (ss_has(&v, sample, "main.takeFromChannel") &&
+		    strcmp(ss_frame_at(&v, sample, -1), "[waiting: chan receive]") == 0)
 			waiting_recv += w;
 	}
 	log_leaves(&v, "w1", total);
 	cr_log_info("w1: %.1f %% of %.2f s under channel receive frames, %.1f %% "
 		    "main.takeFromChannel in [waiting: chan receive]; %s",
 		    100 * in_recv / total, total, 100 * waiting_recv / total,
-		    parse_summary(res.err).line);
+		    e2e_parse_summary(res.err).line);
 	cr_assert_gt(total, 0);
 	cr_assert_geq(in_recv, 0.80 * total,
 		      "only %.1f %% of goroutine weight under channel receive",
 		      100 * in_recv / total);
-}
-
-/* A weight is a whole number of ticks (1/rate each). */
-static bool whole_ticks(double weight)
-{
-	double ticks = weight * RATE_HZ;
-
-	return ticks >= 1 - 1e-6 && fabs(ticks - round(ticks)) < 1e-6 * ticks;
-}
-
-static long task_id_of(const cJSON *profile)
-{
-	long id = -1;
-	const char *name = str_of(profile, "name");
-
-	if (!name || sscanf(name, "task %ld", &id) != 1)
-		return -1;
-	return id;
 }
 
 /*
@@ -400,32 +212,32 @@ Test(e2e_go_record, w2_short_lived_accounting, .timeout = 120,
 
 	cr_assert(strstr(res.err, "target exited with status 0"), "stderr: %s",
 		  res.err);
-	struct summary s = parse_summary(res.err);
-	struct view v = load_profile(out);
+	struct e2e_summary s = e2e_parse_summary(res.err);
+	struct ss_view v = ss_load(out);
 	double total = check_go_samples(&v);
 	const cJSON *profile;
 
 	cJSON_ArrayForEach(profile, v.profiles) {
 		const cJSON *samples = cJSON_GetObjectItem(profile, "samples");
-		long id = task_id_of(profile);
+		long id = ss_task_id(profile);
 		double w_profile = 0;
 		bool system = false, forcegc = false;
 
 		nprofiles++;
 		cr_assert_geq(id, 0, "profile name \"%s\" is not \"task ID\"",
-			      str_of(profile, "name"));
+			      ss_profile_name(profile));
 		for (int i = 0; i < cJSON_GetArraySize(samples); i++) {
 			const cJSON *sample = cJSON_GetArrayItem(samples, i);
-			double w = weight_at(profile, i);
+			double w = ss_weight(profile, i);
 
 			w_profile += w;
-			if (!whole_ticks(w))
+			if (!ss_whole_ticks(w, RATE_HZ))
 				not_whole++;
 			/* The entry, just inside the root, tells the
 			 * runtime's goroutines apart. */
-			if (strncmp(frame_at(&v, sample, 1), "runtime.", 8) == 0)
+			if (strncmp(ss_frame_at(&v, sample, 1), "runtime.", 8) == 0)
 				system = true;
-			forcegc |= sample_has(&v, sample, "runtime.forcegchelper");
+			forcegc |= ss_has(&v, sample, "runtime.forcegchelper");
 		}
 		if (id == 1)
 			main_w = w_profile;
@@ -437,14 +249,14 @@ Test(e2e_go_record, w2_short_lived_accounting, .timeout = 120,
 		short_w += w_profile;
 		for (int i = 0; i < cJSON_GetArraySize(samples); i++) {
 			const cJSON *sample = cJSON_GetArrayItem(samples, i);
-			const char *leaf = frame_at(&v, sample, -1);
+			const char *leaf = ss_frame_at(&v, sample, -1);
 
 			if (strcmp(leaf, "[runnable]") == 0 ||
-			    strcmp(leaf, "[running]") == 0 || is_failed_leaf(leaf))
+			    strcmp(leaf, "[running]") == 0 || ss_is_failed_leaf(leaf))
 				continue;
 			bad_short++;
 			snprintf(bad_short_text, sizeof(bad_short_text), "task %ld: %s",
-				 id, stack_text(&v, sample));
+				 id, ss_stack_text(&v, sample));
 		}
 	}
 	double sampled_time = (double)(s.ticks + s.missed) / RATE_HZ;
@@ -458,7 +270,7 @@ Test(e2e_go_record, w2_short_lived_accounting, .timeout = 120,
 		    s.missed, RATE_HZ, sampled_time, total, total * RATE_HZ, s.samples);
 
 	cr_expect_eq(not_whole, 0, "%d weights are not whole ticks", not_whole);
-	cr_expect(whole_ticks(main_w) && main_w * RATE_HZ >= s.ticks - 1e-6 &&
+	cr_expect(ss_whole_ticks(main_w, RATE_HZ) && main_w * RATE_HZ >= s.ticks - 1e-6 &&
 		  main_w <= sampled_time + 1e-6,
 		  "main goroutine: %.3f s, expected between %ld ticks and (%ld + %ld "
 		  "missed) ticks at %d Hz: some tick did not sample it",
@@ -509,26 +321,25 @@ Test(e2e_go_record, w3_compute_share, .timeout = 180,
 
 	cr_assert(strstr(res.err, "target exited with status 0"), "stderr: %s",
 		  res.err);
-	struct view v = load_profile(out);
+	struct ss_view v = ss_load(out);
 	double total = check_go_samples(&v);
 
-	FOR_EACH_SAMPLE(&v, profile, sample, i) {
-		double w = weight_at(profile, i);
+	SS_FOR_EACH_SAMPLE(&v, profile, sample, w) {
 
-		if (sample_has(&v, sample, "main.sum_of_sqrt"))
+		if (ss_has(&v, sample, "main.sum_of_sqrt"))
 			in_sqrt += w;
 		if (cJSON_GetArraySize(sample) == 3 &&
-		    strcmp(frame_at(&v, sample, -1), "[runnable]") == 0)
+		    strcmp(ss_frame_at(&v, sample, -1), "[runnable]") == 0)
 			not_started += w;
-		if (sample_has(&v, sample, "main.waitOnChannel") &&
-		    strcmp(frame_at(&v, sample, -1), "[waiting: chan receive]") == 0)
+		if (ss_has(&v, sample, "main.waitOnChannel") &&
+		    strcmp(ss_frame_at(&v, sample, -1), "[waiting: chan receive]") == 0)
 			waiter += w;
 	}
 	log_leaves(&v, "w3", total);
 	cr_log_info("w3: %.1f %% of %.2f s under main.sum_of_sqrt, %.1f %% not "
 		    "started (entry;[runnable]); channel waiter %.2f s; %s",
 		    100 * in_sqrt / total, total, 100 * not_started / total, waiter,
-		    parse_summary(res.err).line);
+		    e2e_parse_summary(res.err).line);
 	cr_assert_gt(total, 0);
 	cr_assert_geq(in_sqrt, 0.80 * total,
 		      "only %.1f %% of goroutine weight under main.sum_of_sqrt",
@@ -554,21 +365,21 @@ Test(e2e_go_record, record_10k_goroutines_pause, .timeout = 180,
 
 	struct e2e_result res = record(opts, "go_parked_n", args, &out, 120000);
 	int norphans = e2e_adopt_orphans(orphans, 4);
-	struct summary s = parse_summary(res.err);
+	struct e2e_summary s = e2e_parse_summary(res.err);
 
 	cr_log_info("record -d 1, go_parked_n 10000: pause median %.2f ms p99 %.2f "
 		    "ms max %.2f ms (%ld ticks, %ld samples, %ld missed ticks; "
-		    "wallspy ran %.2f s)", s.pause_median, s.pause_p99, s.pause_max,
+		    "wallspy ran %.2f s)", s.pause_median_ms, s.pause_p99_ms, s.pause_max_ms,
 		    s.ticks, s.samples, s.missed, res.seconds);
 	cr_assert(strstr(res.err, "target still running"), "stderr: %s", res.err);
 	cr_assert_gt(s.ticks, 0);
 
-	struct view v = load_profile(out);
+	struct ss_view v = ss_load(out);
 	double total = check_go_samples(&v);
 	double recv = 0;
-	FOR_EACH_SAMPLE(&v, profile, sample, i)
-		if (sample_has(&v, sample, "main.recvInner"))
-			recv += weight_at(profile, i);
+	SS_FOR_EACH_SAMPLE(&v, profile, sample, w)
+		if (ss_has(&v, sample, "main.recvInner"))
+			recv += w;
 	log_leaves(&v, "10k", total);
 	cr_assert_gt(recv, 0, "no main.recvInner sample");
 
@@ -616,6 +427,6 @@ Test(e2e_go_record, target_exit_mid_tick_still_writes, .timeout = 180,
 	cr_log_info("%d of %d short recordings failed", failed, runs);
 	cr_expect_eq(failed, 0, "%d of %d recordings of a Go program that exits "
 		     "failed or wrote no profile", failed, runs);
-	struct view v = load_profile(out);
+	struct ss_view v = ss_load(out);
 	check_go_samples(&v);
 }

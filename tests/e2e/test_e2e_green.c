@@ -23,6 +23,9 @@
 #include <criterion/criterion.h>
 
 #include "e2e_util.h"
+#include "speedscope_view.h"
+#include "summary.h"
+#include "wallspy_run.h"
 
 E2E_SERIAL_TESTS()
 
@@ -104,42 +107,26 @@ static bool is_tid_of(pid_t pid, pid_t tid)
 
 /* --- dump --- */
 
-/* `wallspy dump [--json] [--runtime R] PID` in cwd (NULL: inherit). */
+/* `wallspy dump [--json] [--runtime R] PID` in cwd (NULL: inherit), exit
+ * 0. */
 static struct e2e_result run_dump(pid_t pid, bool json, const char *runtime,
 				  const char *cwd)
 {
-	char pid_text[32];
-	const char *argv[8];
-	struct e2e_result res;
+	const char *opts[4] = { NULL };
 	int n = 0;
 
-	snprintf(pid_text, sizeof(pid_text), "%d", pid);
-	argv[n++] = e2e_wallspy();
-	argv[n++] = "dump";
 	if (json)
-		argv[n++] = "--json";
+		opts[n++] = "--json";
 	if (runtime) {
-		argv[n++] = "--runtime";
-		argv[n++] = runtime;
+		opts[n++] = "--runtime";
+		opts[n++] = runtime;
 	}
-	argv[n++] = pid_text;
-	argv[n] = NULL;
-	e2e_run((char *const *)argv, cwd, 30000, &res);
-	cr_assert(!res.timed_out, "wallspy dump timed out");
-	cr_assert_eq(e2e_exit_code(&res), 0, "wallspy dump: status 0x%x, stderr: %s",
-		     res.status, res.err);
-	return res;
+	return e2e_run_dump(pid, opts, cwd, 0, 30000);
 }
 
 static const char *str_of(const cJSON *obj, const char *key)
 {
 	return cJSON_GetStringValue(cJSON_GetObjectItem(obj, key));
-}
-
-static bool is_integer(const cJSON *item)
-{
-	return cJSON_IsNumber(item) &&
-	       item->valuedouble == (double)(long)item->valuedouble;
 }
 
 /* The frames as "f0 < f1 < ..." (innermost first), for messages. */
@@ -174,7 +161,7 @@ static void check_parked_dump_json(const cJSON *root, pid_t pid,
 	int idle = 0;
 
 	cr_assert_str_eq(str_of(root, "runtime"), "greenrt");
-	cr_assert(is_integer(cJSON_GetObjectItem(root, "pid")));
+	cr_assert(e2e_json_is_integer(cJSON_GetObjectItem(root, "pid")));
 	cr_assert_eq((pid_t)cJSON_GetObjectItem(root, "pid")->valuedouble, pid);
 	cr_assert(cJSON_IsArray(tasks));
 
@@ -196,7 +183,7 @@ static void check_parked_dump_json(const cJSON *root, pid_t pid,
 		const char *reason = str_of(found, "wait_reason");
 		const cJSON *thread = cJSON_GetObjectItem(found, "thread");
 
-		cr_assert(is_integer(cJSON_GetObjectItem(found, "id")),
+		cr_assert(e2e_json_is_integer(cJSON_GetObjectItem(found, "id")),
 			  "%s: id is not an integer", want->name);
 		cr_assert_str_eq(str_of(found, "state"), want->state,
 				 "%s: state", want->name);
@@ -227,13 +214,13 @@ static void check_parked_dump_json(const cJSON *root, pid_t pid,
 				  want->name, i, fn ? fn : "(null)",
 				  want->chain[want->nchain - 1 - i],
 				  dump_frames_text(frames));
-			cr_assert(str_of(frame, "file") && is_integer(line) &&
+			cr_assert(str_of(frame, "file") && e2e_json_is_integer(line) &&
 				  line->valuedouble > 0,
 				  "%s: frame %s has no file:line", want->name, fn);
 		}
 
 		if (strcmp(want->state, "running") == 0) {
-			cr_assert(is_integer(thread), "%s: running without a thread",
+			cr_assert(e2e_json_is_integer(thread), "%s: running without a thread",
 				  want->name);
 			spinner_thread = (pid_t)thread->valuedouble;
 			cr_assert(is_tid_of(pid, spinner_thread),
@@ -266,7 +253,7 @@ static void check_parked_dump_json(const cJSON *root, pid_t pid,
 				 "task %s (state %s) is not in the table and not an idle worker",
 				 name ? name : "(null)", str_of(task, "state"));
 		const cJSON *thread = cJSON_GetObjectItem(task, "thread");
-		cr_assert(is_integer(thread), "idle worker without a thread");
+		cr_assert(e2e_json_is_integer(thread), "idle worker without a thread");
 		cr_assert(is_tid_of(pid, (pid_t)thread->valuedouble),
 			  "idle worker on %g, not a thread of %d",
 			  thread->valuedouble, pid);
@@ -340,7 +327,7 @@ Test(e2e_green, dump_json_parked_threads_runtime, .timeout = 60,
 		const char *name = str_of(task, "name");
 		const cJSON *frames = cJSON_GetObjectItem(task, "frames");
 
-		cr_assert(is_integer(id) && is_integer(thread) &&
+		cr_assert(e2e_json_is_integer(id) && e2e_json_is_integer(thread) &&
 			  id->valuedouble == thread->valuedouble,
 			  "an OS-thread task's id is its thread");
 		cr_assert(is_tid_of(pid, (pid_t)id->valuedouble),
@@ -429,157 +416,9 @@ Test(e2e_green, dump_text_parked, .timeout = 60, .fini = e2e_cleanup)
 
 /* --- recorded profiles --- */
 
-struct summary {
-	double seconds;
-	long ticks, samples, missed;
-};
-
-/* Reads wallspy's closing summary ("wallspy: 1.24 s, 96 ticks, 2 tasks,
- * 4210 samples, ..., 27 missed ticks; ..."). */
-static struct summary parse_summary(const char *err)
+static bool is_idle_sample(const struct ss_view *v, const cJSON *sample)
 {
-	struct summary s = { 0 };
-	const char *line = err;
-
-	for (; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-		if (sscanf(line, "wallspy: %lf s, %ld ticks, %*d tasks, %ld samples",
-			   &s.seconds, &s.ticks, &s.samples) == 3)
-			break;
-	}
-	cr_assert(line && *line, "no summary line in: %s", err);
-	const char *missed = strstr(line, " missed ticks");
-	const char *end = strchr(line, '\n');
-	if (missed && (!end || missed < end)) {
-		const char *p = missed;
-
-		while (p > line && p[-1] >= '0' && p[-1] <= '9')
-			p--;
-		s.missed = atol(p);
-	}
-	return s;
-}
-
-/* A parsed speedscope file. */
-struct view {
-	const cJSON *root;
-	const cJSON *frames;
-	const cJSON *profiles;
-};
-
-static struct view load_profile(const char *path)
-{
-	struct view v;
-
-	v.root = e2e_load_json(path);
-	cr_assert_not_null(v.root, "%s missing or not JSON", path);
-	cr_assert_str_eq(str_of(v.root, "$schema"),
-			 "https://www.speedscope.app/file-format-schema.json");
-	v.frames = cJSON_GetObjectItem(cJSON_GetObjectItem(v.root, "shared"), "frames");
-	v.profiles = cJSON_GetObjectItem(v.root, "profiles");
-	cr_assert(cJSON_IsArray(v.frames) && cJSON_IsArray(v.profiles));
-	const cJSON *profile;
-	cJSON_ArrayForEach(profile, v.profiles) {
-		const cJSON *samples = cJSON_GetObjectItem(profile, "samples");
-		const cJSON *weights = cJSON_GetObjectItem(profile, "weights");
-		const cJSON *sample, *w;
-
-		cr_assert_str_eq(str_of(profile, "type"), "sampled");
-		cr_assert_str_eq(str_of(profile, "unit"), "seconds");
-		cr_assert(cJSON_IsArray(samples) && cJSON_IsArray(weights) &&
-			  cJSON_GetArraySize(samples) == cJSON_GetArraySize(weights),
-			  "profile %s: samples and weights differ", str_of(profile, "name"));
-		cJSON_ArrayForEach(sample, samples) {
-			const cJSON *index;
-
-			cr_assert(cJSON_IsArray(sample) && cJSON_GetArraySize(sample) > 0,
-				  "empty sample");
-			cJSON_ArrayForEach(index, sample)
-				cr_assert(is_integer(index) && index->valuedouble >= 0 &&
-					  index->valuedouble < cJSON_GetArraySize(v.frames),
-					  "bad frame index");
-		}
-		cJSON_ArrayForEach(w, weights)
-			cr_assert(cJSON_IsNumber(w) && w->valuedouble > 0, "bad weight");
-	}
-	return v;
-}
-
-static int depth_of(const cJSON *sample)
-{
-	return cJSON_GetArraySize(sample);
-}
-
-/* Frame i of a sample, root first (negative i: from the leaf, -1 = leaf). */
-static const char *frame_at(const struct view *v, const cJSON *sample, int i)
-{
-	int n = depth_of(sample);
-
-	if (i < 0)
-		i += n;
-	if (i < 0 || i >= n)
-		return NULL;
-	return str_of(cJSON_GetArrayItem(v->frames,
-					 (int)cJSON_GetArrayItem(sample, i)->valuedouble),
-		      "name");
-}
-
-static bool sample_has(const struct view *v, const cJSON *sample, const char *fn)
-{
-	for (int i = 0; i < depth_of(sample); i++) {
-		const char *name = frame_at(v, sample, i);
-
-		if (name && strcmp(name, fn) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* "root;...;leaf" of a sample, for messages. */
-static const char *stack_text(const struct view *v, const cJSON *sample)
-{
-	static char text[2048];
-	size_t len = 0;
-
-	text[0] = '\0';
-	for (int i = 0; i < depth_of(sample) && len < sizeof(text); i++)
-		len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%s",
-					i ? ";" : "", frame_at(v, sample, i));
-	return text;
-}
-
-static double weight_at(const cJSON *profile, int i)
-{
-	return cJSON_GetArrayItem(cJSON_GetObjectItem(profile, "weights"), i)->valuedouble;
-}
-
-static double profile_weight(const cJSON *profile)
-{
-	const cJSON *w;
-	double total = 0;
-
-	cJSON_ArrayForEach(w, cJSON_GetObjectItem(profile, "weights"))
-		total += w->valuedouble;
-	return total;
-}
-
-/* Visits every sample of every profile of view v: `profile`, `sample` (its
- * frame indices, root first) and the sample's weight `w` (a double), walking
- * samples and weights in step. `continue` moves to the next sample. */
-#define FOR_EACH_SAMPLE(v, profile, sample, w)                               \
-	for (const cJSON *profile = (v)->profiles->child; profile;            \
-	     profile = profile->next)                                         \
-		for (const cJSON *sample = cJSON_GetObjectItem(profile,           \
-							       "samples")->child, \
-				 *w##_item = cJSON_GetObjectItem(profile,          \
-							       "weights")->child; \
-		     sample && w##_item;                                          \
-		     sample = sample->next, w##_item = w##_item->next)            \
-			for (double w = w##_item->valuedouble, w##_once = 1;      \
-			     w##_once; w##_once = 0)
-
-static bool is_idle_sample(const struct view *v, const cJSON *sample)
-{
-	return strcmp(frame_at(v, sample, -1), IDLE_LEAF) == 0;
+	return strcmp(ss_frame_at(v, sample, -1), IDLE_LEAF) == 0;
 }
 
 /* The contract the flame graph's merge rests on: every task sample, running,
@@ -587,25 +426,25 @@ static bool is_idle_sample(const struct view *v, const cJSON *sample)
  * workers' samples (no task) do not. Reported (not fatal, so the test's
  * other checks still run) with the count, the weight and the heaviest
  * offending stack. */
-static void check_roots(const struct view *v)
+static void check_roots(const struct ss_view *v)
 {
 	double bad_weight = 0, total = 0, worst = 0;
 	char worst_text[1024] = "";
 	int bad = 0;
 
-	FOR_EACH_SAMPLE(v, profile, sample, w) {
+	SS_FOR_EACH_SAMPLE(v, profile, sample, w) {
 
 		if (is_idle_sample(v, sample))
 			continue;
 		total += w;
-		if (strcmp(frame_at(v, sample, 0), ROOT_FUNCTION) == 0)
+		if (strcmp(ss_frame_at(v, sample, 0), ROOT_FUNCTION) == 0)
 			continue;
 		bad++;
 		bad_weight += w;
 		if (w > worst) {
 			worst = w;
 			snprintf(worst_text, sizeof(worst_text), "profile %s: %s",
-				 str_of(profile, "name"), stack_text(v, sample));
+				 ss_profile_name(profile), ss_stack_text(v, sample));
 		}
 	}
 	cr_expect_eq(bad, 0, "%d task samples (%.3f of %.3f s) do not start at "
@@ -617,7 +456,7 @@ static void check_roots(const struct view *v)
  * worker's, never both: an idle worker (no task; keyed by its thread id)
  * must not land in the profile of a task whose id happens to equal that
  * thread id. */
-static void check_task_profiles_pure(const struct view *v)
+static void check_task_profiles_pure(const struct ss_view *v)
 {
 	const cJSON *profile;
 	int mixed = 0;
@@ -634,65 +473,38 @@ static void check_task_profiles_pure(const struct view *v)
 		if (!mixed++)
 			snprintf(first, sizeof(first),
 				 "profile %s: %d task samples and %d idle-worker samples",
-				 str_of(profile, "name"), task, idle);
+				 ss_profile_name(profile), task, idle);
 	}
 	cr_expect_eq(mixed, 0, "%d profiles mix a task and an idle worker; first: %s",
 		     mixed, first);
 }
 
-/* Runs `wallspy record [opts] -- target...` in a fresh directory, output
- * out.json there; the result, and the output path in *out. */
+/* `wallspy record [opts] -- target...` (exit 0), out.json in a fresh
+ * directory; a target the recording detached from is adopted (the tests
+ * that record are subreapers) so that e2e_cleanup kills it. */
 static struct e2e_result record(const char *const opts[],
 				const char *const target[], const char **out)
 {
-	const char *dir = e2e_tmpdir();
-	const char *argv[32];
-	struct e2e_result res;
-	int n = 0;
+	struct e2e_result res = e2e_record(opts, target, out, 60000);
 
-	*out = e2e_path(dir, "out.json");
-	argv[n++] = e2e_wallspy();
-	argv[n++] = "record";
-	argv[n++] = "-o";
-	argv[n++] = *out;
-	for (int i = 0; opts[i]; i++)
-		argv[n++] = opts[i];
-	argv[n++] = "--";
-	for (int i = 0; target[i]; i++)
-		argv[n++] = target[i];
-	argv[n] = NULL;
-	cr_assert_lt(n, 32);
-	e2e_run((char *const *)argv, dir, 60000, &res);
-	/* A target the recording detached from is now ours: kill it in
-	 * e2e_cleanup. */
 	e2e_adopt_orphans(NULL, 0);
-	cr_assert(!res.timed_out, "wallspy timed out; stderr: %s", res.err);
-	cr_assert_eq(e2e_exit_code(&res), 0, "wallspy: status 0x%x, stderr: %s",
-		     res.status, res.err);
 	return res;
 }
 
 /* `task ID "NAME"` profile of the table task `name`, or NULL. */
-static const cJSON *task_profile(const struct view *v, const char *name)
+static const cJSON *task_profile(const struct ss_view *v, const char *name)
 {
-	const cJSON *profile, *found = NULL;
 	char re[96];
 
 	snprintf(re, sizeof(re), "^task [0-9]+ \"%s\"$", name);
-	cJSON_ArrayForEach(profile, v->profiles) {
-		if (!e2e_match(str_of(profile, "name"), re))
-			continue;
-		cr_assert_null(found, "two profiles for task %s", name);
-		found = profile;
-	}
-	return found;
+	return ss_profile_matching(v, re);
 }
 
 /* Checks a --group-by task recording of greenrt_parked: roots, a profile per
  * table task, each parked task's samples under its chain and wait leaf, the
  * spinner's under spin_forever. `settled`: recorded after "ready", so no
  * sample may predate the table's states. */
-static void check_parked_by_task(const struct view *v,
+static void check_parked_by_task(const struct ss_view *v,
 				 const struct expected_task *table, int ntable,
 				 bool settled)
 {
@@ -705,13 +517,13 @@ static void check_parked_by_task(const struct view *v,
 	 * group of its own, `idle worker "NAME" thread TID`, so its thread id
 	 * never merges it into a task with the same number. */
 	cJSON_ArrayForEach(profile, v->profiles)
-		cr_assert(e2e_match(str_of(profile, "name"),
+		cr_assert(e2e_match(ss_profile_name(profile),
 				    "^task [0-9]+ \"[^\"]*\"$") ||
-			  e2e_match(str_of(profile, "name"),
+			  e2e_match(ss_profile_name(profile),
 				    "^idle worker \"[^\"]*\" thread [0-9]+$"),
 			  "profile name \"%s\" is neither `task ID \"NAME\"` "
 			  "nor `idle worker \"NAME\" thread TID`",
-			  str_of(profile, "name"));
+			  ss_profile_name(profile));
 
 	for (int e = 0; e < ntable; e++) {
 		const struct expected_task *want = &table[e];
@@ -721,22 +533,22 @@ static void check_parked_by_task(const struct view *v,
 		int i = 0;
 
 		cr_assert_not_null(p, "no profile for task %s", want->name);
-		total = profile_weight(p);
+		total = ss_profile_weight(p);
 		if (want->reason[0])
 			snprintf(leaf, sizeof(leaf), "[%s: %s]", want->state, want->reason);
 		else
 			snprintf(leaf, sizeof(leaf), "[%s]", want->state);
 		const cJSON *sample;
 		cJSON_ArrayForEach(sample, cJSON_GetObjectItem(p, "samples")) {
-			bool chain_ok = depth_of(sample) == want->nchain + 1;
+			bool chain_ok = ss_depth(sample) == want->nchain + 1;
 
 			for (int f = 0; chain_ok && f < want->nchain; f++)
-				chain_ok = strcmp(frame_at(v, sample, f), want->chain[f]) == 0;
-			if (chain_ok && strcmp(frame_at(v, sample, -1), leaf) == 0)
-				good += weight_at(p, i);
+				chain_ok = strcmp(ss_frame_at(v, sample, f), want->chain[f]) == 0;
+			if (chain_ok && strcmp(ss_frame_at(v, sample, -1), leaf) == 0)
+				good += ss_weight(p, i);
 			else if (settled)
 				cr_assert_fail("task %s: sample %s, expected its chain and %s",
-					       want->name, stack_text(v, sample), leaf);
+					       want->name, ss_stack_text(v, sample), leaf);
 			i++;
 		}
 		cr_assert_geq(good, floor_share * total - 1e-9,
@@ -759,7 +571,7 @@ Test(e2e_green, record_parked_roots, .timeout = 90, .fini = e2e_cleanup_adopting
 	e2e_become_subreaper();
 	struct e2e_result res = record(opts, target, &out);
 	cr_assert(strstr(res.err, "target still running"), "stderr: %s", res.err);
-	struct view v = load_profile(out);
+	struct ss_view v = ss_load(out);
 	/* From launch: the first ticks may see the table half built. */
 	check_parked_by_task(&v, table, ntable, false);
 }
@@ -785,8 +597,8 @@ Test(e2e_green, attach_parked_every_task_every_tick, .timeout = 60,
 			 "--group-by", "task", "-o", (char *)out, pid_text, NULL };
 	e2e_run(argv, dir, 30000, &res);
 	cr_assert_eq(e2e_exit_code(&res), 0, "stderr: %s", res.err);
-	struct summary s = parse_summary(res.err);
-	struct view v = load_profile(out);
+	struct e2e_summary s = e2e_parse_summary(res.err);
+	struct ss_view v = ss_load(out);
 
 	check_parked_by_task(&v, table, ntable, true);
 	int nprofiles = cJSON_GetArraySize(v.profiles);
@@ -797,11 +609,11 @@ Test(e2e_green, attach_parked_every_task_every_tick, .timeout = 60,
 		     s.samples, s.ticks, nprofiles);
 	double expected = (double)(s.ticks + s.missed) / RATE_HZ;
 	cJSON_ArrayForEach(profile, v.profiles) {
-		double total = profile_weight(profile);
+		double total = ss_profile_weight(profile);
 
 		cr_assert(fabs(total - expected) < 1e-6,
 			  "profile %s: %.4f s, expected (%ld ticks + %ld missed) / %d Hz = %.4f s",
-			  str_of(profile, "name"), total, s.ticks, s.missed, RATE_HZ,
+			  ss_profile_name(profile), total, s.ticks, s.missed, RATE_HZ,
 			  expected);
 	}
 	e2e_check_healthy_then_stop(pid);
@@ -823,12 +635,12 @@ Test(e2e_green, attach_parked_group_by_state, .timeout = 60, .fini = e2e_cleanup
 			 "--group-by", "state", "-o", (char *)out, pid_text, NULL };
 	e2e_run(argv, dir, 30000, &res);
 	cr_assert_eq(e2e_exit_code(&res), 0, "stderr: %s", res.err);
-	struct view v = load_profile(out);
+	struct ss_view v = ss_load(out);
 
 	check_roots(&v);
-	FOR_EACH_SAMPLE(&v, profile, sample, w) {
-		const char *name = str_of(profile, "name");
-		const char *leaf = frame_at(&v, sample, -1);
+	SS_FOR_EACH_SAMPLE(&v, profile, sample, w) {
+		const char *name = ss_profile_name(profile);
+		const char *leaf = ss_frame_at(&v, sample, -1);
 
 		(void)w;
 		if (strcmp(name, "waiting") == 0) {
@@ -846,12 +658,12 @@ Test(e2e_green, attach_parked_group_by_state, .timeout = 60, .fini = e2e_cleanup
 		}
 	}
 	cr_assert(waiting && running && idle, "missing a state profile");
-	double unit = profile_weight(running);
-	cr_assert(fabs(profile_weight(idle) - unit) < 1e-6,
-		  "idle %.3f s, running %.3f s", profile_weight(idle), unit);
-	cr_assert(fabs(profile_weight(waiting) - 7 * unit) < 1e-6,
+	double unit = ss_profile_weight(running);
+	cr_assert(fabs(ss_profile_weight(idle) - unit) < 1e-6,
+		  "idle %.3f s, running %.3f s", ss_profile_weight(idle), unit);
+	cr_assert(fabs(ss_profile_weight(waiting) - 7 * unit) < 1e-6,
 		  "waiting %.3f s, expected 7 x running (%.3f s)",
-		  profile_weight(waiting), unit);
+		  ss_profile_weight(waiting), unit);
 	e2e_check_healthy_then_stop(pid);
 }
 
@@ -912,8 +724,8 @@ Test(e2e_green, starved_target_keeps_roots_and_ticks, .timeout = 90,
 	e2e_kill(hog.pid);
 	cr_assert_eq(e2e_exit_code(&res), 0, "stderr: %s", res.err);
 	cr_log_info("starved target: %s", res.err);
-	struct summary s = parse_summary(res.err);
-	struct view v = load_profile(out);
+	struct e2e_summary s = e2e_parse_summary(res.err);
+	struct ss_view v = ss_load(out);
 
 	check_roots(&v);
 	check_task_profiles_pure(&v);
@@ -933,21 +745,21 @@ Test(e2e_green, starved_target_keeps_roots_and_ticks, .timeout = 90,
 	int i = 0;
 	cr_assert_not_null(spinner, "no profile for %s", spin->name);
 	cJSON_ArrayForEach(sample, cJSON_GetObjectItem(spinner, "samples")) {
-		const char *leaf = frame_at(&v, sample, -1);
-		bool chain = depth_of(sample) == spin->nchain + 1;
-		double w = weight_at(spinner, i++);
+		const char *leaf = ss_frame_at(&v, sample, -1);
+		bool chain = ss_depth(sample) == spin->nchain + 1;
+		double w = ss_weight(spinner, i++);
 
 		for (int f = 0; chain && f < spin->nchain; f++)
-			chain = strcmp(frame_at(&v, sample, f), spin->chain[f]) == 0;
+			chain = strcmp(ss_frame_at(&v, sample, f), spin->chain[f]) == 0;
 		if (chain && strcmp(leaf, "[running]") == 0) {
 			ran += w;
 		} else if (strncmp(leaf, "[failed to sample: ", 19) == 0 &&
-			   strcmp(frame_at(&v, sample, 0), ROOT_FUNCTION) == 0) {
+			   strcmp(ss_frame_at(&v, sample, 0), ROOT_FUNCTION) == 0) {
 			failed += w;
 		} else {
 			if (other == 0)
 				snprintf(other_text, sizeof(other_text), "%s",
-					 stack_text(&v, sample));
+					 ss_stack_text(&v, sample));
 			other += w;
 		}
 	}
@@ -964,9 +776,9 @@ Test(e2e_green, starved_target_keeps_roots_and_ticks, .timeout = 90,
 		     "%d profiles, expected %d tasks + 1 idle worker",
 		     cJSON_GetArraySize(v.profiles), ntable);
 	cJSON_ArrayForEach(profile, v.profiles)
-		cr_expect(fabs(profile_weight(profile) - expected) < 1e-6,
+		cr_expect(fabs(ss_profile_weight(profile) - expected) < 1e-6,
 			  "profile %s: %.3f s, expected every tick's weight, %.3f s",
-			  str_of(profile, "name"), profile_weight(profile), expected);
+			  ss_profile_name(profile), ss_profile_weight(profile), expected);
 	cr_expect_eq(s.samples, (long)(ntable + 1) * s.ticks,
 		     "%ld samples in %ld ticks: not %d per tick (a task was dropped)",
 		     s.samples, s.ticks, ntable + 1);
@@ -983,6 +795,28 @@ static void two_workers(void)
 	setenv("GREENRT_WORKERS", "2", 1);
 }
 
+/* Records a workload (on two workers) to its end: the target exits 0, and
+ * the profile keeps the root-frame contract (check_roots). The summary in
+ * *summary when not NULL. */
+static struct ss_view record_workload(const char *const opts[],
+				      const char *const target[],
+				      struct e2e_summary *summary)
+{
+	const char *out;
+
+	two_workers();
+	e2e_become_subreaper();
+	struct e2e_result res = record(opts, target, &out);
+	struct e2e_summary s = e2e_parse_summary(res.err);
+	cr_assert_str_eq(s.target, "target exited with status 0", "stderr: %s",
+			 res.err);
+	if (summary)
+		*summary = s;
+	struct ss_view v = ss_load(out);
+	check_roots(&v);
+	return v;
+}
+
 /* Workload 1 (a_bunch_of_tasks_waiting_on_channel, 1024 tasks and 10 ms
  * per put in the seed; 150 tasks here, same timings, ~1.5 s): most task
  * time is parked receiving, under greenrt_chan_recv. */
@@ -991,25 +825,17 @@ Test(e2e_green, w1_channel_share, .timeout = 90, .fini = e2e_cleanup_adopting)
 	const char *opts[] = { NULL };
 	const char *target[] = { e2e_fixture("greenrt/greenrt_w1_channel"), "150",
 				 NULL };
-	const char *out;
 	double tasks = 0, in_recv = 0, waiting_recv = 0;
 
-	two_workers();
-	e2e_become_subreaper();
-	struct e2e_result res = record(opts, target, &out);
-	cr_assert(strstr(res.err, "target exited with status 0"), "stderr: %s",
-		  res.err);
-	struct view v = load_profile(out);
-
-	check_roots(&v);
-	FOR_EACH_SAMPLE(&v, profile, sample, w) {
+	struct ss_view v = record_workload(opts, target, NULL);
+	SS_FOR_EACH_SAMPLE(&v, profile, sample, w) {
 
 		if (is_idle_sample(&v, sample))
 			continue;
 		tasks += w;
-		if (sample_has(&v, sample, "greenrt_chan_recv"))
+		if (ss_has(&v, sample, "greenrt_chan_recv"))
 			in_recv += w;
-		if (strcmp(frame_at(&v, sample, -1), "[waiting: chan receive]") == 0)
+		if (strcmp(ss_frame_at(&v, sample, -1), "[waiting: chan receive]") == 0)
 			waiting_recv += w;
 	}
 	cr_log_info("w1: %.1f %% of %.2f s of task samples under greenrt_chan_recv, "
@@ -1022,14 +848,6 @@ Test(e2e_green, w1_channel_share, .timeout = 90, .fini = e2e_cleanup_adopting)
 	cr_assert_geq(waiting_recv, 0.75 * tasks,
 		      "only %.1f %% of task weight in [waiting: chan receive]",
 		      100 * waiting_recv / tasks);
-}
-
-/* A weight is a whole number of ticks (1/rate each). */
-static bool whole_ticks(double weight)
-{
-	double ticks = weight * RATE_HZ;
-
-	return ticks >= 1 - 1e-6 && fabs(ticks - round(ticks)) < 1e-6 * ticks;
 }
 
 /*
@@ -1066,27 +884,19 @@ Test(e2e_green, w2_short_lived_accounting, .timeout = 90,
 			       "--max-cpu", "0", NULL };
 	const char *target[] = { e2e_fixture("greenrt/greenrt_w2_short_lived"),
 				 "16384", NULL };
-	const char *out;
 	double total = 0, main_weight = 0, on_worker = 0;
 	double short_total = 0, short_unsampled = 0, short_not_started = 0;
 	double first_tick = 1e9;
 	int short_tasks = 0, foreign = 0;
 	char foreign_text[1024] = "";
 
-	two_workers();
-	e2e_become_subreaper();
-	struct e2e_result res = record(opts, target, &out);
-	cr_assert(strstr(res.err, "target exited with status 0"), "stderr: %s",
-		  res.err);
-	struct summary s = parse_summary(res.err);
-	struct view v = load_profile(out);
+	struct e2e_summary s;
+	struct ss_view v = record_workload(opts, target, &s);
+	SS_FOR_EACH_SAMPLE(&v, profile, sample, w) {
+		const char *name = ss_profile_name(profile);
+		const char *leaf = ss_frame_at(&v, sample, -1);
 
-	check_roots(&v);
-	FOR_EACH_SAMPLE(&v, profile, sample, w) {
-		const char *name = str_of(profile, "name");
-		const char *leaf = frame_at(&v, sample, -1);
-
-		cr_assert(whole_ticks(w), "profile %s: weight %.6f s is not a whole "
+		cr_assert(ss_whole_ticks(w, RATE_HZ), "profile %s: weight %.6f s is not a whole "
 			  "number of %d Hz ticks", name, w, RATE_HZ);
 		total += w;
 		if (e2e_match(name, "^task 1 \"main\"$"))
@@ -1106,21 +916,21 @@ Test(e2e_green, w2_short_lived_accounting, .timeout = 90,
 		    strncmp(leaf, "[failed to sample: ", 19) == 0)
 			short_unsampled += w;
 		/* Not started: its entry under the root, nothing else. */
-		if (depth_of(sample) == 3 && strcmp(leaf, "[runnable]") == 0 &&
-		    strcmp(frame_at(&v, sample, 0), ROOT_FUNCTION) == 0 &&
-		    strcmp(frame_at(&v, sample, 1), "do_nothing") == 0)
+		if (ss_depth(sample) == 3 && strcmp(leaf, "[runnable]") == 0 &&
+		    strcmp(ss_frame_at(&v, sample, 0), ROOT_FUNCTION) == 0 &&
+		    strcmp(ss_frame_at(&v, sample, 1), "do_nothing") == 0)
 			short_not_started += w;
 		/* A short-lived task's sample is in do_nothing, a failure, or
 		 * the instant its worker switches in (on its stack, in the
 		 * runtime's switch code, before the entry is called). */
 		bool switching_in = strcmp(leaf, "[running]") == 0 &&
-				    depth_of(sample) <= 4 &&
-				    strcmp(frame_at(&v, sample, 0), ROOT_FUNCTION) == 0;
-		if (!sample_has(&v, sample, "do_nothing") && !switching_in &&
+				    ss_depth(sample) <= 4 &&
+				    strcmp(ss_frame_at(&v, sample, 0), ROOT_FUNCTION) == 0;
+		if (!ss_has(&v, sample, "do_nothing") && !switching_in &&
 		    strncmp(leaf, "[failed to sample: ", 19) != 0 &&
 		    !foreign++)
 			snprintf(foreign_text, sizeof(foreign_text), "%s: %s", name,
-				 stack_text(&v, sample));
+				 ss_stack_text(&v, sample));
 	}
 	cr_expect_eq(foreign, 0, "%d samples in short-lived tasks' profiles are "
 		     "not theirs (no do_nothing frame); first: %s", foreign,
@@ -1181,26 +991,18 @@ Test(e2e_green, w3_compute_share, .timeout = 90, .fini = e2e_cleanup_adopting)
 	 * (1 - 40/257)^25, about 1.5 %, and a full run of the suite hit it). */
 	const char *target[] = { e2e_fixture("greenrt/greenrt_w3_compute"), "256",
 				 "2097152", NULL };
-	const char *out;
 	double tasks = 0, in_sqrt = 0, channel_waiter = 0;
 
-	two_workers();
-	e2e_become_subreaper();
-	struct e2e_result res = record(opts, target, &out);
-	cr_assert(strstr(res.err, "target exited with status 0"), "stderr: %s",
-		  res.err);
-	struct view v = load_profile(out);
-
-	check_roots(&v);
-	FOR_EACH_SAMPLE(&v, profile, sample, w) {
+	struct ss_view v = record_workload(opts, target, NULL);
+	SS_FOR_EACH_SAMPLE(&v, profile, sample, w) {
 
 		if (is_idle_sample(&v, sample))
 			continue;
 		tasks += w;
-		if (sample_has(&v, sample, "sum_of_sqrt"))
+		if (ss_has(&v, sample, "sum_of_sqrt"))
 			in_sqrt += w;
-		if (sample_has(&v, sample, "take_from_channel") &&
-		    strcmp(frame_at(&v, sample, -1), "[waiting: chan receive]") == 0)
+		if (ss_has(&v, sample, "take_from_channel") &&
+		    strcmp(ss_frame_at(&v, sample, -1), "[waiting: chan receive]") == 0)
 			channel_waiter += w;
 	}
 	cr_log_info("w3: %.1f %% of %.2f s of task samples under sum_of_sqrt; "

@@ -30,6 +30,8 @@
 #include <criterion/logging.h>
 
 #include "e2e_util.h"
+#include "summary.h"
+#include "wallspy_run.h"
 
 /* Parked tasks of two runtimes racing the sampler: one test at a time. */
 E2E_SERIAL_TESTS()
@@ -39,28 +41,14 @@ E2E_SERIAL_TESTS()
 static char *attach_folded(pid_t pid, const char *seconds,
 			   const char *const *opts, const char **err)
 {
-	const char *dir = e2e_tmpdir();
-	const char *out = e2e_path(dir, "out.folded");
-	char pid_text[32];
-	char *argv[32];
-	int n = 0;
-	struct e2e_result res;
+	const char *all[32] = { "-d", seconds, "-f", "folded" };
+	const char *out;
+	int n = 4;
 
-	snprintf(pid_text, sizeof(pid_text), "%d", pid);
-	argv[n++] = (char *)e2e_wallspy();
-	argv[n++] = "attach";
-	argv[n++] = "-d";
-	argv[n++] = (char *)seconds;
-	argv[n++] = "-f";
-	argv[n++] = "folded";
-	argv[n++] = "-o";
-	argv[n++] = (char *)out;
 	for (int i = 0; opts && opts[i]; i++)
-		argv[n++] = (char *)opts[i];
-	argv[n++] = pid_text;
-	argv[n] = NULL;
-	e2e_run(argv, dir, 60000, &res);
-	cr_assert_eq(e2e_exit_code(&res), 0, "wallspy attach: %s", res.err);
+		all[n++] = opts[i];
+	all[n] = NULL;
+	struct e2e_result res = e2e_attach(pid, all, "out.folded", &out, 60000);
 	*err = res.err;
 	char *text = e2e_read_file(out);
 	cr_assert_not_null(text, "no output file");
@@ -230,34 +218,6 @@ Test(e2e_live, go_flip_parked_samples_are_whole, .timeout = 120,
 
 /* ---- go_fidelity: recorded stacks against dump's ---- */
 
-/* "wallspy: S s, T ticks, ..." -> T. */
-static long summary_ticks(const char *err)
-{
-	const char *p = strstr(err, "wallspy: ");
-	double seconds;
-	long ticks;
-
-	while (p && sscanf(p, "wallspy: %lf s, %ld ticks", &seconds, &ticks) != 2)
-		p = strstr(p + 1, "wallspy: ");
-	cr_assert_not_null(p, "no summary line in: %s", err);
-	return ticks;
-}
-
-/* dump --json of pid, parsed. */
-static cJSON *dump_json(pid_t pid)
-{
-	char pid_text[32];
-	struct e2e_result res;
-
-	snprintf(pid_text, sizeof(pid_text), "%d", pid);
-	char *argv[] = { (char *)e2e_wallspy(), "dump", "--json", pid_text, NULL };
-	e2e_run(argv, NULL, 60000, &res);
-	cr_assert_eq(e2e_exit_code(&res), 0, "wallspy dump: %s", res.err);
-	cJSON *root = e2e_parse_json(res.out);
-	cr_assert_not_null(root, "dump output is not JSON");
-	return root;
-}
-
 /* The dump's frames of a task, root first, joined with ';'. */
 static void dump_chain(const cJSON *task, char *buf, size_t size)
 {
@@ -306,7 +266,7 @@ static void check_recording_matches_dump(struct parked_target t,
 					 const char *const *extra)
 {
 	pid_t pid = t.pid;
-	cJSON *dump = dump_json(pid);
+	cJSON *dump = e2e_dump_json(pid, NULL);
 	const char *opts[8] = { "--group-by", "task", "--max-cpu", "0" };
 	int nopts = 4;
 
@@ -320,13 +280,13 @@ static void check_recording_matches_dump(struct parked_target t,
 	setenv("WALLSPY_DEBUG_PAUSE", "1", 1);
 	char *text = attach_folded(pid, "1", opts, &err);
 	unsetenv("WALLSPY_DEBUG_PAUSE");
-	long ticks = summary_ticks(err);
-	const char *reused = strstr(err, "unwinds reused ");
-	cr_assert_not_null(reused, "no reuse count in: %s", err);
+	struct e2e_summary summary = e2e_parse_summary(err);
+	long ticks = summary.ticks;
+	cr_assert_geq(summary.unwinds_reused, 0, "no reuse count in: %s", err);
 	if (t.expect_reuse)
-		cr_assert_gt(atol(reused + strlen("unwinds reused ")),
-			     (long)t.min_parked * ticks / 2,
-			     "few unwinds reused: %s", reused);
+		cr_assert_gt(summary.unwinds_reused, (long)t.min_parked * ticks / 2,
+			     "few unwinds reused (%ld) in %ld ticks",
+			     summary.unwinds_reused, ticks);
 	const cJSON *task;
 	int checked = 0, bad = 0;
 

@@ -19,6 +19,9 @@
 #include <criterion/criterion.h>
 
 #include "e2e_util.h"
+#include "speedscope_view.h"
+#include "summary.h"
+#include "wallspy_run.h"
 
 E2E_SERIAL_TESTS()
 
@@ -34,294 +37,136 @@ static const char *const inner_functions[] = {
 	"sleeper_block", "poller_block", "spinner_block",
 };
 
-/* --- speedscope checks --- */
-
-static bool is_integer(const cJSON *item)
+/* An OS thread's leaf: [running] or [waiting: SYSCALL]. */
+static bool is_thread_state_leaf(const char *name)
 {
-	return cJSON_IsNumber(item) &&
-	       item->valuedouble == (double)(long)item->valuedouble;
-}
-
-/* Asserts the parts of the speedscope schema wallspy promises; returns the
- * shared frames array. */
-static const cJSON *check_speedscope(const cJSON *root)
-{
-	const cJSON *shared = cJSON_GetObjectItem(root, "shared");
-	const cJSON *frames = cJSON_GetObjectItem(shared, "frames");
-	const cJSON *profiles = cJSON_GetObjectItem(root, "profiles");
-	const cJSON *frame, *profile;
-	const char *exporter = cJSON_GetStringValue(cJSON_GetObjectItem(root, "exporter"));
-
-	cr_assert(cJSON_IsObject(root), "profile is not a JSON object");
-	cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(root, "$schema")),
-			 "https://www.speedscope.app/file-format-schema.json");
-	cr_assert(exporter && strcmp(exporter, "wallspy@" WS_VERSION) == 0,
-		  "exporter \"%s\"", exporter ? exporter : "(none)");
-	cr_assert(cJSON_IsArray(frames), "shared.frames is not an array");
-	cr_assert(cJSON_IsArray(profiles), "profiles is not an array");
-	cr_assert_gt(cJSON_GetArraySize(profiles), 0, "no profiles");
-
-	int nframes = cJSON_GetArraySize(frames);
-	cJSON_ArrayForEach(frame, frames) {
-		const cJSON *file = cJSON_GetObjectItem(frame, "file");
-		const cJSON *line = cJSON_GetObjectItem(frame, "line");
-
-		cr_assert(cJSON_IsString(cJSON_GetObjectItem(frame, "name")),
-			  "frame without a name");
-		cr_assert(!file || cJSON_IsString(file), "frame file not a string");
-		cr_assert(!line || is_integer(line), "frame line not an integer");
-	}
-
-	cJSON_ArrayForEach(profile, profiles) {
-		const cJSON *samples = cJSON_GetObjectItem(profile, "samples");
-		const cJSON *weights = cJSON_GetObjectItem(profile, "weights");
-		const cJSON *sample, *weight;
-
-		cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(profile, "type")),
-				 "sampled");
-		cr_assert(cJSON_IsString(cJSON_GetObjectItem(profile, "name")));
-		cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(profile, "unit")),
-				 "seconds");
-		cr_assert(cJSON_IsNumber(cJSON_GetObjectItem(profile, "startValue")));
-		cr_assert(cJSON_IsNumber(cJSON_GetObjectItem(profile, "endValue")));
-		cr_assert_geq(cJSON_GetObjectItem(profile, "endValue")->valuedouble,
-			      cJSON_GetObjectItem(profile, "startValue")->valuedouble);
-		cr_assert(cJSON_IsArray(samples) && cJSON_IsArray(weights));
-		cr_assert_eq(cJSON_GetArraySize(samples), cJSON_GetArraySize(weights),
-			     "%d samples, %d weights", cJSON_GetArraySize(samples),
-			     cJSON_GetArraySize(weights));
-		cJSON_ArrayForEach(sample, samples) {
-			const cJSON *index;
-
-			cr_assert(cJSON_IsArray(sample), "a sample is not an array");
-			cr_assert_gt(cJSON_GetArraySize(sample), 0, "empty sample");
-			cJSON_ArrayForEach(index, sample) {
-				cr_assert(is_integer(index), "frame index not an integer");
-				cr_assert(index->valuedouble >= 0 &&
-					  index->valuedouble < nframes,
-					  "frame index %g out of [0, %d)",
-					  index->valuedouble, nframes);
-			}
-		}
-		cJSON_ArrayForEach(weight, weights)
-			cr_assert(cJSON_IsNumber(weight) && weight->valuedouble > 0,
-				  "bad weight");
-	}
-	return frames;
-}
-
-static const char *frame_name(const cJSON *frames, const cJSON *index)
-{
-	return cJSON_GetStringValue(cJSON_GetObjectItem(
-		cJSON_GetArrayItem(frames, (int)index->valuedouble), "name"));
-}
-
-/* A frame name denotes function fn: equal, or fn followed by a non-name
- * character (a writer may append " (file:line)" or the like). */
-static bool names_function(const char *name, const char *fn)
-{
-	size_t n = strlen(fn);
-
-	if (!name || strncmp(name, fn, n) != 0)
-		return false;
-	return name[n] == '\0' || name[n] == ' ' || name[n] == '@' ||
-	       name[n] == '(' || name[n] == ':';
+	return strcmp(name, "[running]") == 0 ||
+	       e2e_match(name, "^\\[waiting: [a-z0-9_]+\\]$");
 }
 
 /* The profile named `thread TID "NAME"`, or NULL. */
-static const cJSON *thread_profile(const cJSON *root, const char *thread)
+static const cJSON *thread_profile(const struct ss_view *v, const char *thread)
 {
-	const cJSON *profile;
 	char pattern[128];
 
 	snprintf(pattern, sizeof(pattern), "^thread [0-9]+ \"%s\"$", thread);
-	cJSON_ArrayForEach(profile, cJSON_GetObjectItem(root, "profiles")) {
-		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(profile, "name"));
-
-		if (name && e2e_match(name, pattern))
-			return profile;
-	}
-	return NULL;
-}
-
-static double total_weight(const cJSON *profile)
-{
-	const cJSON *weight;
-	double total = 0;
-
-	cJSON_ArrayForEach(weight, cJSON_GetObjectItem(profile, "weights"))
-		total += weight->valuedouble;
-	return total;
-}
-
-/* The leaf (last, since samples are root first) frame of sample i. */
-static const char *leaf_name(const cJSON *frames, const cJSON *sample, int depth_from_leaf)
-{
-	int n = cJSON_GetArraySize(sample);
-
-	if (depth_from_leaf >= n)
-		return NULL;
-	return frame_name(frames, cJSON_GetArrayItem(sample, n - 1 - depth_from_leaf));
-}
-
-/* Index (root first) of the first frame naming fn in the sample, or -1. */
-static int sample_find(const cJSON *frames, const cJSON *sample, const char *fn)
-{
-	for (int i = 0; i < cJSON_GetArraySize(sample); i++)
-		if (names_function(frame_name(frames, cJSON_GetArrayItem(sample, i)), fn))
-			return i;
-	return -1;
-}
-
-static bool is_state_leaf(const char *name)
-{
-	return name && (strcmp(name, "[running]") == 0 ||
-			e2e_match(name, "^\\[waiting: [a-z0-9_]+\\]$"));
+	return ss_profile_matching(v, pattern);
 }
 
 /* The checks a --group-by thread profile of threads_blocked must pass,
  * `wall` being the wall time measured around the wallspy command. */
-static void check_threads_blocked_profile(const cJSON *root, double wall)
+static void check_threads_blocked_profile(const struct ss_view *v, double wall)
 {
-	const cJSON *frames = check_speedscope(root);
-	const cJSON *sample;
-	int i;
-
 	/* Every thread lived the whole run: its weights add up to it. */
 	for (int t = 0; t < THREAD_NAME_COUNT; t++) {
-		const cJSON *profile = thread_profile(root, thread_names[t]);
+		const cJSON *profile = thread_profile(v, thread_names[t]);
+		const cJSON *sample;
 
 		cr_assert_not_null(profile, "no profile for thread \"%s\"",
 				   thread_names[t]);
-		double total = total_weight(profile);
+		double total = ss_profile_weight(profile);
 		cr_assert(fabs(total - wall) <= 0.10 * wall,
 			  "thread %s: total weight %.3f s, wall time %.3f s",
 			  thread_names[t], total, wall);
 		/* Leaves are states. */
 		cJSON_ArrayForEach(sample, cJSON_GetObjectItem(profile, "samples")) {
-			const char *leaf = leaf_name(frames, sample, 0);
+			const char *leaf = ss_frame_at(v, sample, -1);
 
-			cr_assert(is_state_leaf(leaf), "thread %s: leaf frame \"%s\"",
-				  thread_names[t], leaf ? leaf : "(null)");
+			cr_assert(is_thread_state_leaf(leaf),
+				  "thread %s: leaf frame \"%s\"", thread_names[t],
+				  leaf);
 		}
 	}
 
 	/* t_spin: spinner_block just above [running] for >= 80 % of the
 	 * weight (the thread never leaves that loop once started). */
-	const cJSON *spin = thread_profile(root, "t_spin");
 	double spin_total = 0, spin_in_block = 0;
-	i = 0;
-	cJSON_ArrayForEach(sample, cJSON_GetObjectItem(spin, "samples")) {
-		double w = cJSON_GetArrayItem(cJSON_GetObjectItem(spin, "weights"), i++)
-				   ->valuedouble;
+	/* t_mutex: [waiting: futex] with mutex_waiter_outer above (root
+	 * first: before) mutex_waiter_block, for nearly all the weight (the
+	 * first ticks may come before the thread blocked). */
+	double mutex_total = 0, mutex_blocked = 0;
+	const cJSON *spin = thread_profile(v, "t_spin");
+	const cJSON *mutex = thread_profile(v, "t_mutex");
 
-		spin_total += w;
-		if (strcmp(leaf_name(frames, sample, 0), "[running]") == 0 &&
-		    names_function(leaf_name(frames, sample, 1), "spinner_block"))
-			spin_in_block += w;
+	SS_FOR_EACH_SAMPLE(v, profile, sample, w) {
+		if (profile == spin) {
+			spin_total += w;
+			if (strcmp(ss_frame_at(v, sample, -1), "[running]") == 0 &&
+			    strcmp(ss_frame_at(v, sample, -2), "spinner_block") == 0)
+				spin_in_block += w;
+		} else if (profile == mutex) {
+			int outer = ss_find(v, sample, "mutex_waiter_outer");
+			int inner = ss_find(v, sample, "mutex_waiter_block");
+
+			mutex_total += w;
+			if (strcmp(ss_frame_at(v, sample, -1),
+				   "[waiting: futex]") == 0 &&
+			    outer >= 0 && inner == outer + 1)
+				mutex_blocked += w;
+		}
 	}
 	cr_assert_geq(spin_in_block, 0.80 * spin_total,
 		      "t_spin: %.3f of %.3f s in spinner_block [running]",
 		      spin_in_block, spin_total);
-
-	/* t_mutex: [waiting: futex] with mutex_waiter_outer above (root
-	 * first: before) mutex_waiter_block, for nearly all the weight (the
-	 * first ticks may come before the thread blocked). */
-	const cJSON *mutex = thread_profile(root, "t_mutex");
-	double mutex_total = 0, mutex_blocked = 0;
-	i = 0;
-	cJSON_ArrayForEach(sample, cJSON_GetObjectItem(mutex, "samples")) {
-		double w = cJSON_GetArrayItem(cJSON_GetObjectItem(mutex, "weights"), i++)
-				   ->valuedouble;
-		int outer = sample_find(frames, sample, "mutex_waiter_outer");
-		int inner = sample_find(frames, sample, "mutex_waiter_block");
-
-		mutex_total += w;
-		if (strcmp(leaf_name(frames, sample, 0), "[waiting: futex]") == 0 &&
-		    outer >= 0 && inner == outer + 1)
-			mutex_blocked += w;
-	}
 	cr_assert_geq(mutex_blocked, 0.90 * mutex_total,
 		      "t_mutex: %.3f of %.3f s in [waiting: futex] under "
 		      "mutex_waiter_outer;mutex_waiter_block",
 		      mutex_blocked, mutex_total);
 }
 
-static const char *const *record_argv_threads_blocked(const char *out,
-						       const char *seconds)
-{
-	static const char *argv[16];
-	int n = 0;
-
-	argv[n++] = e2e_wallspy();
-	argv[n++] = "record";
-	argv[n++] = "-o";
-	argv[n++] = out;
-	argv[n++] = "--group-by";
-	argv[n++] = "thread";
-	argv[n++] = "--";
-	argv[n++] = e2e_fixture("threads_blocked");
-	argv[n++] = seconds;
-	argv[n] = NULL;
-	return argv;
-}
-
-static void check_success(const struct e2e_result *res, const char *target_phrase)
+/* wallspy exited 0 and its summary gives the target's fate as `fate`
+ * ("target killed by signal 9" also matches "... (Killed)"). */
+static void check_success(const struct e2e_result *res, const char *fate)
 {
 	cr_assert(!res->timed_out, "wallspy timed out; stderr: %s", res->err);
 	cr_assert_eq(e2e_exit_code(res), 0, "wallspy: status 0x%x, stderr: %s",
 		     res->status, res->err);
-	cr_assert(strstr(res->err, target_phrase),
-		  "stderr lacks \"%s\": %s", target_phrase, res->err);
+	const char *target = e2e_parse_summary(res->err).target;
+	cr_assert(strncmp(target, fate, strlen(fate)) == 0,
+		  "the summary says \"%s\", expected \"%s\"", target, fate);
 }
 
 Test(e2e_record, record_group_by_thread, .timeout = 60, .fini = e2e_cleanup)
 {
-	const char *dir = e2e_tmpdir();
-	const char *out = e2e_path(dir, "out.json");
-	struct e2e_result res;
+	const char *opts[] = { "--group-by", "thread", NULL };
+	const char *target[] = { e2e_fixture("threads_blocked"), "2", NULL };
+	const char *out;
+	struct e2e_result res = e2e_record(opts, target, &out, 30000);
 
-	e2e_run((char *const *)record_argv_threads_blocked(out, "2"), dir, 30000, &res);
 	check_success(&res, "target exited with status 0");
 	cr_assert(strstr(res.out, "ready\n"), "the target's stdout did not come "
 		  "through: %s", res.out);
-
-	cJSON *root = e2e_load_json(out);
-	cr_assert_not_null(root, "%s missing or not JSON", out);
-	check_threads_blocked_profile(root, res.seconds);
+	struct ss_view v = ss_load(out);
+	check_threads_blocked_profile(&v, res.seconds);
 	/* Only the output file: no temporary left behind. */
-	cr_assert_eq(e2e_dir_entries(dir), 1);
+	cr_assert_eq(e2e_dir_entries(e2e_dirname(out)), 1, "files: %s",
+		     e2e_dir_list(e2e_dirname(out)));
 }
 
 /* Default group (all): one merged profile holding every thread's stacks. */
 Test(e2e_record, record_group_all, .timeout = 60, .fini = e2e_cleanup)
 {
-	const char *dir = e2e_tmpdir();
-	const char *out = e2e_path(dir, "out.json");
-	char *argv[] = { (char *)e2e_wallspy(), "record", "-q", "-o", (char *)out,
-			 "--", (char *)e2e_fixture("threads_blocked"), "1", NULL };
-	struct e2e_result res;
+	const char *opts[] = { "-q", NULL };
+	const char *target[] = { e2e_fixture("threads_blocked"), "1", NULL };
+	const char *out;
+	struct e2e_result res = e2e_record(opts, target, &out, 30000);
 
-	e2e_run(argv, dir, 30000, &res);
-	cr_assert_eq(e2e_exit_code(&res), 0, "stderr: %s", res.err);
 	/* -q drops the summary (warnings may remain). */
 	cr_assert(!strstr(res.err, "target exited"), "-q yet a summary: %s", res.err);
-	cJSON *root = e2e_load_json(out);
-	cr_assert_not_null(root);
-	const cJSON *frames = check_speedscope(root);
-	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(root, "profiles")), 1);
+	struct ss_view v = ss_load(out);
+	cr_assert_eq(cJSON_GetArraySize(v.profiles), 1);
 
-	const cJSON *profile = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "profiles"), 0);
+	const cJSON *profile = cJSON_GetArrayItem(v.profiles, 0);
 	for (size_t f = 0; f < sizeof(inner_functions) / sizeof(inner_functions[0]); f++) {
 		const cJSON *sample;
 		bool seen = false;
 
 		cJSON_ArrayForEach(sample, cJSON_GetObjectItem(profile, "samples"))
-			seen |= sample_find(frames, sample, inner_functions[f]) >= 0;
+			seen |= ss_has(&v, sample, inner_functions[f]);
 		cr_assert(seen, "no sample in %s", inner_functions[f]);
 	}
 	/* Seven threads for about the whole run. */
-	double total = total_weight(profile);
+	double total = ss_profile_weight(profile);
 	cr_assert(fabs(total - 7 * res.seconds) <= 0.15 * 7 * res.seconds,
 		  "total weight %.3f s for 7 threads over %.3f s", total, res.seconds);
 }
@@ -382,21 +227,14 @@ Test(e2e_record, folded, .timeout = 60, .fini = e2e_cleanup)
 Test(e2e_record, attach_duration, .timeout = 60, .fini = e2e_cleanup)
 {
 	pid_t pid = e2e_start_fixture("threads_blocked", "60", "ready", 10000);
-	const char *dir = e2e_tmpdir();
-	const char *out = e2e_path(dir, "out.json");
-	char pid_text[32];
-	struct e2e_result res;
+	const char *opts[] = { "-d", "1.5", "--group-by", "thread", NULL };
+	const char *out;
+	struct e2e_result res = e2e_attach(pid, opts, "out.json", &out, 30000);
 
-	snprintf(pid_text, sizeof(pid_text), "%d", pid);
-	char *argv[] = { (char *)e2e_wallspy(), "attach", "-d", "1.5", "-o",
-			 (char *)out, "--group-by", "thread", pid_text, NULL };
-	e2e_run(argv, dir, 30000, &res);
 	check_success(&res, "target still running");
 	cr_assert_geq(res.seconds, 1.5, "returned after %.3f s", res.seconds);
-
-	cJSON *root = e2e_load_json(out);
-	cr_assert_not_null(root, "%s missing or not JSON", out);
-	check_threads_blocked_profile(root, res.seconds);
+	struct ss_view v = ss_load(out);
+	check_threads_blocked_profile(&v, res.seconds);
 	e2e_check_healthy_then_stop(pid);
 }
 
@@ -417,10 +255,7 @@ static void check_stop_signal(int sig)
 	struct e2e_proc wallspy = e2e_spawn(argv, &opts);
 	e2e_collect(&wallspy, 30000, sig, 1000, &res);
 	check_success(&res, "target still running");
-
-	cJSON *root = e2e_load_json(out);
-	cr_assert_not_null(root, "%s missing or not JSON", out);
-	check_speedscope(root);
+	ss_load(out);
 	cr_assert_eq(e2e_dir_entries(dir), 1, "temporary files left behind");
 	e2e_check_healthy_then_stop(pid);
 }
@@ -458,7 +293,7 @@ Test(e2e_record, target_killed, .timeout = 60, .fini = e2e_cleanup)
 	check_success(&res, "target killed by signal 9");
 	cr_assert(e2e_wait_timeout(pid, 5000, &status));
 	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	cr_assert_not_null(e2e_load_json(out), "%s missing or not JSON", out);
+	ss_load(out);
 }
 
 /* fixtures/thread_churn.c's result, computed independently. */
@@ -483,20 +318,15 @@ static uint64_t churn_sum(uint64_t count)
  * work and output are unchanged, and it exits normally. */
 Test(e2e_record, thread_churn, .timeout = 60, .fini = e2e_cleanup)
 {
-	const char *dir = e2e_tmpdir();
-	const char *out = e2e_path(dir, "out.json");
-	char *argv[] = { (char *)e2e_wallspy(), "record", "-r", "500", "-o",
-			 (char *)out, "--", (char *)e2e_fixture("thread_churn"),
-			 "3000", NULL };
-	struct e2e_result res;
+	const char *opts[] = { "-r", "500", NULL };
+	const char *target[] = { e2e_fixture("thread_churn"), "3000", NULL };
+	const char *out;
 	char expected[128];
 
 	snprintf(expected, sizeof(expected), "churn done 3000 sum=%" PRIu64 "\n",
 		 churn_sum(3000));
-	e2e_run(argv, dir, 50000, &res);
+	struct e2e_result res = e2e_record(opts, target, &out, 50000);
 	check_success(&res, "target exited with status 0");
 	cr_assert_str_eq(res.out, expected, "the target printed \"%s\"", res.out);
-	cJSON *root = e2e_load_json(out);
-	cr_assert_not_null(root, "%s missing or not JSON", out);
-	check_speedscope(root);
+	ss_load(out);
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "e2e_util.h"
+#include "speedscope_view.h"
 
 /* Every thread of pid is in state `want` ('T' group stop). */
 static bool all_threads_in(pid_t pid, char want)
@@ -51,14 +52,12 @@ Test(e2e_signals, sigstopped_target_stays_stopped, .timeout = 60,
 	cr_assert(all_threads_in(pid, 'T'),
 		  "a thread of the SIGSTOPped target is not stopped after detach");
 
-	cJSON *root = e2e_load_json(out);
-	cr_assert_not_null(root, "%s missing or not JSON", out);
-	const cJSON *frames = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "shared"), "frames");
+	struct ss_view v = ss_load(out);
 	bool stopped_leaf = false;
-	const cJSON *frame;
-	cJSON_ArrayForEach(frame, frames) {
-		const char *name = cJSON_GetObjectItem(frame, "name")->valuestring;
-		stopped_leaf |= strcmp(name, "[waiting: stopped]") == 0;
+	SS_FOR_EACH_SAMPLE(&v, profile, sample, w) {
+		(void)w;
+		stopped_leaf |= strcmp(ss_frame_at(&v, sample, -1),
+				       "[waiting: stopped]") == 0;
 	}
 	cr_assert(stopped_leaf, "no [waiting: stopped] samples while the target was stopped");
 

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <ftw.h>
 #include <poll.h>
 #include <regex.h>
@@ -430,6 +431,142 @@ char e2e_proc_state(pid_t pid, pid_t tid)
 	return close_paren[2];
 }
 
+/* The fields of /proc/PID[/task/TID]/stat after "(COMM)", split at spaces
+ * into fields[0..max): fields[0] is the state. Returns how many. */
+static int stat_fields(pid_t pid, pid_t tid, char *buf, size_t size,
+		       char **fields, int max)
+{
+	char path[64];
+	FILE *f;
+
+	if (tid > 0)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* COMM may contain spaces and parentheses: start after the last ')'. */
+	char *p = strrchr(buf, ')');
+	int count = 0;
+	if (!p)
+		return 0;
+	for (char *save, *field = strtok_r(p + 1, " \n", &save);
+	     field && count < max; field = strtok_r(NULL, " \n", &save))
+		fields[count++] = field;
+	return count;
+}
+
+double e2e_cpu_seconds(pid_t pid, pid_t tid)
+{
+	char buf[1024], *fields[16];
+
+	/* utime and stime are fields 14 and 15 of stat: 12 and 13 here. */
+	if (stat_fields(pid, tid, buf, sizeof(buf), fields, 16) < 14)
+		return -1;
+	return (double)(strtoull(fields[11], NULL, 10) +
+			strtoull(fields[12], NULL, 10)) /
+	       (double)sysconf(_SC_CLK_TCK);
+}
+
+bool e2e_wait_cpu(pid_t pid, pid_t tid, double seconds, int timeout_ms)
+{
+	double deadline = e2e_now() + timeout_ms / 1000.0;
+
+	for (;;) {
+		double used = e2e_cpu_seconds(pid, tid);
+
+		if (used >= seconds)
+			return true;
+		if (used < 0 || e2e_now() >= deadline)
+			return false;
+		e2e_sleep_ms(5);
+	}
+}
+
+pid_t e2e_tracer(pid_t pid, pid_t tid)
+{
+	char path[64], line[256];
+	FILE *f;
+	pid_t tracer = -1;
+
+	if (tid > 0)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
+			break;
+	fclose(f);
+	return tracer;
+}
+
+bool e2e_traced_by(pid_t pid, pid_t tracer)
+{
+	pid_t tids[256];
+	int n = e2e_tids(pid, tids, 256);
+
+	if (n <= 0)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (e2e_tracer(pid, tids[i]) != tracer)
+			return false;
+	return true;
+}
+
+bool e2e_wait_traced(pid_t pid, pid_t tracer, int timeout_ms)
+{
+	double deadline = e2e_now() + timeout_ms / 1000.0;
+
+	while (!e2e_traced_by(pid, tracer)) {
+		if (e2e_now() >= deadline)
+			return false;
+		e2e_sleep_ms(2);
+	}
+	return true;
+}
+
+bool e2e_thread_syscall(pid_t pid, pid_t tid, long *nr, uint64_t *sp,
+			uint64_t *pc)
+{
+	char path[64], line[512];
+	FILE *f;
+	bool ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	/* "NR ARG1 ... ARG6 SP PC" while blocked in a call, "running" or
+	 * "-1 SP PC" otherwise. */
+	ok = fgets(line, sizeof(line), f) &&
+	     sscanf(line, "%ld %*x %*x %*x %*x %*x %*x %" SCNx64 " %" SCNx64,
+		    nr, sp, pc) == 3;
+	fclose(f);
+	return ok && *nr >= 0;
+}
+
+bool e2e_read_mem(pid_t pid, uint64_t address, void *buf, size_t size)
+{
+	char path[64];
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = pread(fd, buf, size, (off_t)address);
+	close(fd);
+	return n == (ssize_t)size;
+}
+
 int e2e_tids(pid_t pid, pid_t *tids, int max)
 {
 	char path[64];
@@ -514,6 +651,12 @@ cJSON *e2e_parse_json(const char *text)
 	return json;
 }
 
+bool e2e_json_is_integer(const cJSON *item)
+{
+	return cJSON_IsNumber(item) &&
+	       item->valuedouble == (double)(long)item->valuedouble;
+}
+
 cJSON *e2e_load_json(const char *path)
 {
 	char *text = e2e_read_file(path);
@@ -539,6 +682,15 @@ const char *e2e_path(const char *dir, const char *name)
 	if (asprintf(&path, "%s/%s", dir, name) < 0)
 		path = NULL;
 	return track_alloc(path);
+}
+
+const char *e2e_dirname(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return e2e_strndup(".", 1);
+	return e2e_strndup(path, slash == path ? 1 : (size_t)(slash - path));
 }
 
 const char *e2e_strndup(const char *s, size_t n)

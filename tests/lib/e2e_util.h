@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <cJSON.h>
@@ -134,6 +135,35 @@ char e2e_proc_state(pid_t pid, pid_t tid);
  * trace-stopped ('t'), checked `checks` times spaced by interval_ms. */
 bool e2e_running_not_stopped(pid_t pid, int checks, int interval_ms);
 
+/* CPU time (user + system) of pid, or of its thread tid when tid > 0,
+ * from /proc/.../stat; -1 when it cannot be read. */
+double e2e_cpu_seconds(pid_t pid, pid_t tid);
+
+/* Waits up to timeout_ms until pid (thread tid when > 0) has used at
+ * least `seconds` of CPU: a spinning program is past its start-up and in
+ * its loop. False on timeout or when it is gone. */
+bool e2e_wait_cpu(pid_t pid, pid_t tid, double seconds, int timeout_ms);
+
+/* TracerPid of pid (thread tid when > 0): 0 untraced, -1 unreadable. */
+pid_t e2e_tracer(pid_t pid, pid_t tid);
+
+/* Whether every thread of pid has TracerPid `tracer`. */
+bool e2e_traced_by(pid_t pid, pid_t tracer);
+
+/* Waits up to timeout_ms until e2e_traced_by(pid, tracer): a tracer
+ * (wallspy attach) has seized every thread. */
+bool e2e_wait_traced(pid_t pid, pid_t tracer, int timeout_ms);
+
+/* The system call thread tid of pid is blocked in, with its stack pointer
+ * and pc, from /proc/PID/task/TID/syscall (the kernel's copy of the
+ * thread's user registers); false when it runs or is not in a call. */
+bool e2e_thread_syscall(pid_t pid, pid_t tid, long *nr, uint64_t *sp,
+			uint64_t *pc);
+
+/* Reads size bytes of pid's memory at address through /proc/PID/mem (not
+ * process_vm_readv): a second way to see the target's memory. */
+bool e2e_read_mem(pid_t pid, uint64_t address, void *buf, size_t size);
+
 /* Thread ids of pid from /proc/PID/task; returns the count (at most max). */
 int e2e_tids(pid_t pid, pid_t *tids, int max);
 
@@ -146,6 +176,9 @@ cJSON *e2e_load_json(const char *path);
 /* Parses a string; NULL when invalid. Freed by e2e_cleanup. */
 cJSON *e2e_parse_json(const char *text);
 
+/* A JSON number with an integral value. */
+bool e2e_json_is_integer(const cJSON *item);
+
 /* Reads a whole file (NUL-terminated, freed by e2e_cleanup); NULL if absent. */
 char *e2e_read_file(const char *path);
 
@@ -155,6 +188,10 @@ const char *e2e_tmpdir(void);
 
 /* "DIR/NAME" as a heap string freed by e2e_cleanup. */
 const char *e2e_path(const char *dir, const char *name);
+
+/* The directory part of path ("." when it has none), freed by
+ * e2e_cleanup. */
+const char *e2e_dirname(const char *path);
 
 /* At most n bytes of s as a string freed by e2e_cleanup. */
 const char *e2e_strndup(const char *s, size_t n);
