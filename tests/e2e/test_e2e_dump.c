@@ -1,8 +1,8 @@
 /*
  * End-to-end tests of `wallspy dump`: snapshots of fixtures whose stacks,
  * thread names, states and wait reasons are known by construction
- * (fixtures/threads_blocked.c's table, fixtures/spin_inline.c's inlined
- * step), checked in both the JSON and the text format, plus the target's
+ * (fixtures/threads_blocked.c's table, in tests/lib/fixture_truth;
+ * fixtures/spin_inline.c's inlined step), checked in both the JSON and the text format, plus the target's
  * health after the dump (still running, not stopped, exits normally).
  */
 #include <signal.h>
@@ -15,27 +15,8 @@
 #include <criterion/criterion.h>
 
 #include "e2e_util.h"
+#include "fixture_truth.h"
 #include "wallspy_run.h"
-
-/* fixtures/threads_blocked.c's truth table. wait_reason NULL: running. */
-struct blocked_thread {
-	const char *name;
-	const char *outer;
-	const char *inner;
-	const char *wait_reason;
-	const char *wait_reason_alt;
-};
-
-static const struct blocked_thread blocked_table[] = {
-	{ "t_mutex", "mutex_waiter_outer", "mutex_waiter_block", "futex", NULL },
-	{ "t_cond", "cond_waiter_outer", "cond_waiter_block", "futex", NULL },
-	{ "t_pipe", "pipe_reader_outer", "pipe_reader_block", "read", NULL },
-	{ "t_sleep", "sleeper_outer", "sleeper_block", "clock_nanosleep",
-	  "nanosleep" },
-	{ "t_poll", "poller_outer", "poller_block", "poll", "ppoll" },
-	{ "t_spin", "spinner_outer", "spinner_block", NULL, NULL },
-};
-enum { BLOCKED_COUNT = sizeof(blocked_table) / sizeof(blocked_table[0]) };
 
 /* `wallspy dump [--json] PID`, exit 0. */
 static struct e2e_result run_dump(pid_t pid, bool json)
@@ -178,7 +159,7 @@ static void check_fixture_frame(const cJSON *frame, const char *fn,
 }
 
 static void check_blocked_thread(const cJSON *root, pid_t pid,
-				 const struct blocked_thread *want)
+				 const struct tb_thread *want)
 {
 	const cJSON *task = find_task_by_name(root, want->name);
 	const cJSON *frames;
@@ -242,8 +223,8 @@ Test(e2e_dump, json_threads_blocked, .timeout = 60, .fini = e2e_cleanup)
 	cr_assert_not_null(root, "dump --json output is not JSON:\n%s", res.out);
 	check_dump_shape(root, pid);
 
-	for (int i = 0; i < BLOCKED_COUNT; i++)
-		check_blocked_thread(root, pid, &blocked_table[i]);
+	for (int i = 0; i < TB_THREADS; i++)
+		check_blocked_thread(root, pid, &tb_threads[i]);
 
 	/* Every thread of the target, each once; states are the two OS
 	 * thread states, a reason exactly when waiting. */

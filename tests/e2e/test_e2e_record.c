@@ -1,8 +1,9 @@
 /*
  * End-to-end tests of `wallspy record` and `wallspy attach`: profiles of
  * fixtures with known stacks (fixtures/threads_blocked.c's table,
- * fixtures/thread_churn.c's result), checked for the speedscope and folded
- * formats, per-thread wall-time weights, SIGINT/SIGTERM handling (detach,
+ * fixtures/thread_churn.c's result, both in tests/lib/fixture_truth),
+ * checked for the speedscope and folded formats, per-thread wall-time
+ * weights, SIGINT/SIGTERM handling (detach,
  * write, exit 0, target unharmed) and the status line. Tests here measure
  * wall time and CPU shares, so they run one at a time.
  */
@@ -19,23 +20,12 @@
 #include <criterion/criterion.h>
 
 #include "e2e_util.h"
+#include "fixture_truth.h"
 #include "speedscope_view.h"
 #include "summary.h"
 #include "wallspy_run.h"
 
 E2E_SERIAL_TESTS()
-
-/* Fixture threads of threads_blocked (names from its table) plus main. */
-static const char *const thread_names[] = {
-	"t_mutex", "t_cond", "t_pipe", "t_sleep", "t_poll", "t_spin",
-	"threads_blocked",
-};
-enum { THREAD_NAME_COUNT = sizeof(thread_names) / sizeof(thread_names[0]) };
-
-static const char *const inner_functions[] = {
-	"mutex_waiter_block", "cond_waiter_block", "pipe_reader_block",
-	"sleeper_block", "poller_block", "spinner_block",
-};
 
 /* An OS thread's leaf: [running] or [waiting: SYSCALL]. */
 static bool is_thread_state_leaf(const char *name)
@@ -58,23 +48,22 @@ static const cJSON *thread_profile(const struct ss_view *v, const char *thread)
 static void check_threads_blocked_profile(const struct ss_view *v, double wall)
 {
 	/* Every thread lived the whole run: its weights add up to it. */
-	for (int t = 0; t < THREAD_NAME_COUNT; t++) {
-		const cJSON *profile = thread_profile(v, thread_names[t]);
+	for (int t = 0; t <= TB_THREADS; t++) {
+		const char *name = t < TB_THREADS ? tb_threads[t].name : TB_MAIN_NAME;
+		const cJSON *profile = thread_profile(v, name);
 		const cJSON *sample;
 
-		cr_assert_not_null(profile, "no profile for thread \"%s\"",
-				   thread_names[t]);
+		cr_assert_not_null(profile, "no profile for thread \"%s\"", name);
 		double total = ss_profile_weight(profile);
 		cr_assert(fabs(total - wall) <= 0.10 * wall,
 			  "thread %s: total weight %.3f s, wall time %.3f s",
-			  thread_names[t], total, wall);
+			  name, total, wall);
 		/* Leaves are states. */
 		cJSON_ArrayForEach(sample, cJSON_GetObjectItem(profile, "samples")) {
 			const char *leaf = ss_frame_at(v, sample, -1);
 
 			cr_assert(is_thread_state_leaf(leaf),
-				  "thread %s: leaf frame \"%s\"", thread_names[t],
-				  leaf);
+				  "thread %s: leaf frame \"%s\"", name, leaf);
 		}
 	}
 
@@ -157,13 +146,13 @@ Test(e2e_record, record_group_all, .timeout = 60, .fini = e2e_cleanup)
 	cr_assert_eq(cJSON_GetArraySize(v.profiles), 1);
 
 	const cJSON *profile = cJSON_GetArrayItem(v.profiles, 0);
-	for (size_t f = 0; f < sizeof(inner_functions) / sizeof(inner_functions[0]); f++) {
+	for (int f = 0; f < TB_THREADS; f++) {
 		const cJSON *sample;
 		bool seen = false;
 
 		cJSON_ArrayForEach(sample, cJSON_GetObjectItem(profile, "samples"))
-			seen |= ss_has(&v, sample, inner_functions[f]);
-		cr_assert(seen, "no sample in %s", inner_functions[f]);
+			seen |= ss_has(&v, sample, tb_threads[f].inner);
+		cr_assert(seen, "no sample in %s", tb_threads[f].inner);
 	}
 	/* Seven threads for about the whole run. */
 	double total = ss_profile_weight(profile);
@@ -294,24 +283,6 @@ Test(e2e_record, target_killed, .timeout = 60, .fini = e2e_cleanup)
 	cr_assert(e2e_wait_timeout(pid, 5000, &status));
 	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	ss_load(out);
-}
-
-/* fixtures/thread_churn.c's result, computed independently. */
-static uint64_t churn_sum(uint64_t count)
-{
-	uint64_t sum = 0;
-
-	for (uint64_t i = 0; i < count; i++) {
-		uint64_t x = i * UINT64_C(0x9E3779B97F4A7C15) + 1;
-
-		for (int round = 0; round < 1000; round++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-		}
-		sum += x;
-	}
-	return sum;
 }
 
 /* Thousands of short-lived threads under a fast sampler: the target's
