@@ -271,8 +271,22 @@ void e2e_kill(pid_t pid)
 	if (pid <= 0 || !is_tracked(pid))
 		return;
 	kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
+	for (;;) {
+		pid_t got = waitpid(pid, NULL, __WALL | WNOHANG);
+
+		if (got == pid || (got < 0 && errno != EINTR))
+			break;
+		/* When this test traces the process (test_target), the
+		 * leader's death is reported only once its threads' are, and
+		 * those come to us, its tracer: reap them. waitpid on a tid
+		 * that is not our tracee fails; nothing else is touched. */
+		pid_t tids[256];
+		int n = e2e_tids(pid, tids, 256);
+		for (int i = 0; i < n; i++)
+			if (tids[i] != pid)
+				waitpid(tids[i], NULL, __WALL | WNOHANG);
+		e2e_sleep_ms(1);
+	}
 	untrack_pid(pid);
 }
 
@@ -409,28 +423,6 @@ int e2e_exit_code(const struct e2e_result *res)
 	return WEXITSTATUS(res->status);
 }
 
-char e2e_proc_state(pid_t pid, pid_t tid)
-{
-	char path[64], buf[512];
-	FILE *f;
-
-	if (tid > 0)
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-	else
-		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* "PID (COMM) S ...": COMM may contain spaces and parentheses. */
-	char *close_paren = strrchr(buf, ')');
-	if (!close_paren || close_paren[1] != ' ')
-		return 0;
-	return close_paren[2];
-}
-
 /* The fields of /proc/PID[/task/TID]/stat after "(COMM)", split at spaces
  * into fields[0..max): fields[0] is the state. Returns how many. */
 static int stat_fields(pid_t pid, pid_t tid, char *buf, size_t size,
@@ -458,6 +450,14 @@ static int stat_fields(pid_t pid, pid_t tid, char *buf, size_t size,
 	     field && count < max; field = strtok_r(NULL, " \n", &save))
 		fields[count++] = field;
 	return count;
+}
+
+char e2e_proc_state(pid_t pid, pid_t tid)
+{
+	char buf[1024], *fields[1];
+
+	return stat_fields(pid, tid, buf, sizeof(buf), fields, 1) == 1
+		       ? fields[0][0] : 0;
 }
 
 double e2e_cpu_seconds(pid_t pid, pid_t tid)
@@ -769,22 +769,10 @@ void e2e_become_subreaper(void)
 /* Parent PID from /proc/PID/stat ("PID (COMM) S PPID ..."); -1 if gone. */
 static pid_t parent_of(pid_t pid)
 {
-	char path[64], buf[512];
-	FILE *f;
-	int ppid;
+	char buf[1024], *fields[2];
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* COMM may hold spaces and parentheses: parse after the last ')'. */
-	char *close_paren = strrchr(buf, ')');
-	if (!close_paren || sscanf(close_paren + 1, " %*c %d", &ppid) != 1)
-		return -1;
-	return ppid;
+	return stat_fields(pid, 0, buf, sizeof(buf), fields, 2) == 2
+		       ? (pid_t)atoi(fields[1]) : -1;
 }
 
 int e2e_adopt_orphans(pid_t *pids, int max)
