@@ -532,6 +532,57 @@ bool e2e_wait_traced(pid_t pid, pid_t tracer, int timeout_ms)
 	return true;
 }
 
+long e2e_ctxt_switches(pid_t pid, pid_t tid)
+{
+	char path[64], line[256];
+	long n, total = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &n) == 1)
+			total = (total < 0 ? 0 : total) + n;
+	fclose(f);
+	return total;
+}
+
+bool e2e_wait_woken(pid_t pid, pid_t tid, int times, int timeout_ms)
+{
+	double deadline = e2e_now() + timeout_ms / 1000.0;
+	long start = e2e_ctxt_switches(pid, tid);
+
+	if (start < 0)
+		return false;
+	for (;;) {
+		long now = e2e_ctxt_switches(pid, tid);
+
+		if (now < 0)
+			return false;
+		if (now - start >= times)
+			return true;
+		if (e2e_now() >= deadline)
+			return false;
+		e2e_sleep_ms(2);
+	}
+}
+
+pid_t e2e_thread_named(pid_t pid, const char *comm)
+{
+	pid_t tids[256];
+	int n = e2e_tids(pid, tids, 256);
+	char name[64];
+
+	for (int i = 0; i < n; i++)
+		if (e2e_thread_comm(pid, tids[i], name, sizeof(name)) &&
+		    strcmp(name, comm) == 0)
+			return tids[i];
+	return 0;
+}
+
 bool e2e_thread_syscall(pid_t pid, pid_t tid, long *nr, uint64_t *sp,
 			uint64_t *pc)
 {

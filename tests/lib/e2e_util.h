@@ -154,6 +154,19 @@ bool e2e_traced_by(pid_t pid, pid_t tracer);
  * (wallspy attach) has seized every thread. */
 bool e2e_wait_traced(pid_t pid, pid_t tracer, int timeout_ms);
 
+/* Context switches (voluntary + involuntary) of thread tid of pid so far,
+ * from /proc/PID/task/TID/status; -1 when it cannot be read. */
+long e2e_ctxt_switches(pid_t pid, pid_t tid);
+
+/* Waits up to timeout_ms until thread tid of pid has been switched out
+ * `times` more times. A thread that sleeps for an hour (threads_blocked's
+ * t_sleep) is woken only by a tracer's PTRACE_INTERRUPT, twice a tick:
+ * this is how a test sees that wallspy is sampling. */
+bool e2e_wait_woken(pid_t pid, pid_t tid, int times, int timeout_ms);
+
+/* The thread of pid whose comm is `comm`, or 0. */
+pid_t e2e_thread_named(pid_t pid, const char *comm);
+
 /* The system call thread tid of pid is blocked in, with its stack pointer
  * and pc, from /proc/PID/task/TID/syscall (the kernel's copy of the
  * thread's user registers); false when it runs or is not in a call. */

@@ -3,7 +3,10 @@
  */
 #include "fixture_truth.h"
 
+#include <criterion/criterion.h>
 #include <stddef.h>
+
+#include "e2e_util.h"
 
 const struct tb_thread tb_threads[TB_THREADS] = {
 	{ "t_mutex", "mutex_waiter_outer", "mutex_waiter_block", "futex", NULL },
@@ -14,6 +17,15 @@ const struct tb_thread tb_threads[TB_THREADS] = {
 	{ "t_poll", "poller_outer", "poller_block", "poll", "ppoll" },
 	{ "t_spin", "spinner_outer", "spinner_block", NULL, NULL },
 };
+
+void tb_wait_sampled(pid_t pid)
+{
+	pid_t sleeper = e2e_thread_named(pid, "t_sleep");
+
+	cr_assert_neq(sleeper, 0, "threads_blocked %d has no t_sleep", pid);
+	cr_assert(e2e_wait_woken(pid, sleeper, 6, 10000),
+		  "threads_blocked %d is not sampled (t_sleep never woken)", pid);
+}
 
 uint64_t churn_sum(uint64_t count)
 {

@@ -7,6 +7,7 @@
 #define FIXTURE_TRUTH_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 /* fixtures/threads_blocked.c: one thread per way of blocking, each in a
  * noinline `inner` function called directly from a noinline `outer` one,
@@ -26,6 +27,11 @@ extern const struct tb_thread tb_threads[TB_THREADS];
 #define TB_MAIN_NAME "threads_blocked"
 /* The routine every table thread starts in (pthread_create's). */
 #define TB_THREAD_MAIN "thread_main"
+
+/* Waits up to 10 s until a tracer samples threads_blocked `pid`: its
+ * t_sleep, asleep for an hour, is woken only by PTRACE_INTERRUPT, twice a
+ * tick (/proc/PID/task/TID/status); fails the test when it is not. */
+void tb_wait_sampled(pid_t pid);
 
 /* fixtures/thread_churn.c: the sum it prints ("churn done COUNT sum=SUM"),
  * computed here independently. */

@@ -124,3 +124,28 @@ struct e2e_result e2e_attach(pid_t pid, const char *const opts[],
 	expect_code(&res, "attach", 0);
 	return res;
 }
+
+struct e2e_proc e2e_spawn_attach(pid_t pid, const char *const opts[],
+				 const char *name, const char **out)
+{
+	const char *dir = e2e_tmpdir();
+	const char *argv[MAX_ARGS];
+	char pid_text[32];
+	int n = 0;
+
+	snprintf(pid_text, sizeof(pid_text), "%d", pid);
+	*out = e2e_path(dir, name);
+	argv[n++] = e2e_wallspy();
+	argv[n++] = "attach";
+	argv[n++] = "-o";
+	argv[n++] = *out;
+	append(argv, &n, opts);
+	argv[n++] = pid_text;
+	argv[n] = NULL;
+	struct e2e_spawn_opts spawn = { .pipe_stdout = true, .pipe_stderr = true,
+					.cwd = dir };
+	struct e2e_proc wallspy = e2e_spawn((char *const *)argv, &spawn);
+	cr_assert(e2e_wait_traced(pid, wallspy.pid, 10000),
+		  "wallspy attach did not seize every thread of %d in 10 s", pid);
+	return wallspy;
+}
