@@ -227,25 +227,20 @@ Test(e2e_record, attach_duration, .timeout = 60, .fini = e2e_cleanup)
 	e2e_check_healthy_then_stop(pid);
 }
 
-/* attach without -d, stopped by `sig` after ~1 s. */
+/* attach without -d, stopped by `sig` once it samples. */
 static void check_stop_signal(int sig)
 {
 	pid_t pid = e2e_start_fixture("threads_blocked", "60", "ready", 10000);
-	const char *dir = e2e_tmpdir();
-	const char *out = e2e_path(dir, "out.json");
-	char pid_text[32];
+	const char *out;
+	struct e2e_proc wallspy = e2e_spawn_attach(pid, NULL, "out.json", &out);
 	struct e2e_result res;
 
-	snprintf(pid_text, sizeof(pid_text), "%d", pid);
-	char *argv[] = { (char *)e2e_wallspy(), "attach", "-o", (char *)out,
-			 pid_text, NULL };
-	struct e2e_spawn_opts opts = { .pipe_stdout = true, .pipe_stderr = true,
-				       .cwd = dir };
-	struct e2e_proc wallspy = e2e_spawn(argv, &opts);
-	e2e_collect(&wallspy, 30000, sig, 1000, &res);
+	tb_wait_sampled(pid);
+	e2e_collect(&wallspy, 30000, sig, 0, &res);
 	check_success(&res, "target still running");
 	ss_load(out);
-	cr_assert_eq(e2e_dir_entries(dir), 1, "temporary files left behind");
+	cr_assert_eq(e2e_dir_entries(e2e_dirname(out)), 1,
+		     "temporary files left behind");
 	e2e_check_healthy_then_stop(pid);
 }
 
@@ -259,30 +254,59 @@ Test(e2e_record, sigterm_detaches, .timeout = 60, .fini = e2e_cleanup)
 	check_stop_signal(SIGTERM);
 }
 
-/* The target dies of a signal while attached: the profile is still
- * written and the status line says how the target ended. */
+/* The target dies of SIGKILL while wallspy samples it. Its own wait
+ * status (this test is its parent) says SIGKILL; wallspy notices at once,
+ * writes the profile and says how the target ended; the recording covers
+ * the time sampled up to the death and no more, every thread of it for
+ * all that time, with their chains. */
 Test(e2e_record, target_killed, .timeout = 60, .fini = e2e_cleanup)
 {
 	pid_t pid = e2e_start_fixture("threads_blocked", "60", "ready", 10000);
-	const char *dir = e2e_tmpdir();
-	const char *out = e2e_path(dir, "out.json");
-	char pid_text[32];
+	const char *out;
+	double spawned = e2e_now();
+	struct e2e_proc wallspy = e2e_spawn_attach(pid, NULL, "out.json", &out);
 	struct e2e_result res;
 	int status;
 
-	snprintf(pid_text, sizeof(pid_text), "%d", pid);
-	char *argv[] = { (char *)e2e_wallspy(), "attach", "-o", (char *)out,
-			 pid_text, NULL };
-	struct e2e_spawn_opts opts = { .pipe_stdout = true, .pipe_stderr = true,
-				       .cwd = dir };
-	struct e2e_proc wallspy = e2e_spawn(argv, &opts);
-	e2e_sleep_ms(1000);
+	tb_wait_sampled(pid);
+	double sampling = e2e_now();
+	/* Half a second of recording (a length, not a readiness wait). */
+	e2e_sleep_ms(500);
+	double killed = e2e_now();
 	cr_assert_eq(kill(pid, SIGKILL), 0);
 	e2e_collect(&wallspy, 30000, 0, 0, &res);
+	double ended = e2e_now();
 	check_success(&res, "target killed by signal 9");
 	cr_assert(e2e_wait_timeout(pid, 5000, &status));
-	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	ss_load(out);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+		  "the target's status %#x is not death by SIGKILL", status);
+	cr_assert_lt(ended - killed, 2.0, "wallspy ended %.3f s after the kill",
+		     ended - killed);
+
+	/* The recording: at least from the first tick seen to the kill,
+	 * at most wallspy's life; 7 threads for all of it. */
+	struct e2e_summary s = e2e_parse_summary(res.err);
+	cr_assert(s.seconds >= killed - sampling - 0.02 &&
+		  s.seconds <= ended - spawned,
+		  "recorded %.3f s; sampled from %.3f s before the kill, wallspy "
+		  "ran %.3f s", s.seconds, killed - sampling, ended - spawned);
+	struct ss_view v = ss_load(out);
+	double total = 0;
+	SS_FOR_EACH_SAMPLE(&v, profile, sample, w)
+		total += w;
+	double threads = total / s.seconds;
+	cr_assert(threads > 0.85 * (TB_THREADS + 1) && threads < 1.15 * (TB_THREADS + 1),
+		  "%.3f s of samples in %.3f s: %.2f threads, the target has %d",
+		  total, s.seconds, threads, TB_THREADS + 1);
+	for (int t = 0; t < TB_THREADS; t++) {
+		bool seen = false;
+
+		SS_FOR_EACH_SAMPLE(&v, profile, sample, w) {
+			(void)w;
+			seen |= ss_has(&v, sample, tb_threads[t].inner);
+		}
+		cr_assert(seen, "no sample in %s", tb_threads[t].inner);
+	}
 }
 
 /* Thousands of short-lived threads under a fast sampler: the target's
