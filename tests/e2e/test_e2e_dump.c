@@ -378,9 +378,11 @@ Test(e2e_dump, inline_frames, .timeout = 60, .fini = e2e_cleanup)
 	struct e2e_proc proc = e2e_spawn(argv, NULL);
 	bool json_found = false, text_found = false;
 
-	e2e_sleep_ms(100);
-	/* The pc is inside the inlined step nearly always, but not at every
-	 * instant: retry. */
+	/* In its loop once it has spun for a while (start-up takes ~1 ms of
+	 * CPU). The pc is inside the inlined step nearly always, but not at
+	 * every instant: retry. */
+	cr_assert(e2e_wait_cpu(proc.pid, 0, 0.05, 10000),
+		  "spin_inline does not spin");
 	for (int attempt = 0; attempt < 20 && !json_found; attempt++) {
 		struct e2e_result res = run_dump(proc.pid, true);
 		cJSON *root = e2e_parse_json(res.out);

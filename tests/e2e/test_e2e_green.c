@@ -712,7 +712,8 @@ Test(e2e_green, starved_target_keeps_roots_and_ticks, .timeout = 90,
 	char *hog_argv[] = { "/usr/bin/taskset", "-c", cpu_text, "/bin/sh", "-c",
 			     "while :; do :; done", NULL };
 	struct e2e_proc hog = e2e_spawn(hog_argv, NULL);
-	e2e_sleep_ms(200);
+	/* The hog holds the CPU once it has used some of it. */
+	cr_assert(e2e_wait_cpu(hog.pid, 0, 0.05, 10000), "the hog does not spin");
 
 	const char *dir = e2e_tmpdir();
 	const char *out = e2e_path(dir, "out.json");
@@ -1057,7 +1058,16 @@ Test(e2e_green, running_task_frames_are_code, .timeout = 60, .fini = e2e_cleanup
 
 	two_workers();
 	struct e2e_proc proc = e2e_spawn(argv, NULL);
-	e2e_sleep_ms(300);
+	/* Running: its threads are up (main, the second worker, the IO
+	 * poller) and the root task has spawned the receivers and
+	 * busy-waits, burning CPU (the spawning takes a few ms of it). */
+	double deadline = e2e_now() + 10;
+	while (e2e_tids(proc.pid, (pid_t[8]){0}, 8) < 3 && e2e_now() < deadline)
+		e2e_sleep_ms(2);
+	cr_assert_geq(e2e_tids(proc.pid, (pid_t[8]){0}, 8), 3,
+		      "greenrt_w1_channel did not start its threads");
+	cr_assert(e2e_wait_cpu(proc.pid, 0, 0.1, 10000),
+		  "greenrt_w1_channel does not run");
 	int nranges = code_ranges(proc.pid, ranges, 256);
 	for (int attempt = 0; attempt < 8; attempt++) {
 		struct e2e_result res = run_dump(proc.pid, true, NULL, NULL);
