@@ -125,6 +125,16 @@ bool ss_has(const struct ss_view *v, const cJSON *sample, const char *fn)
 	return ss_find(v, sample, fn) >= 0;
 }
 
+bool ss_any_has(const struct ss_view *v, const char *fn)
+{
+	SS_FOR_EACH_SAMPLE(v, profile, sample, w) {
+		(void)w;
+		if (ss_has(v, sample, fn))
+			return true;
+	}
+	return false;
+}
+
 const char *ss_stack_text(const struct ss_view *v, const cJSON *sample)
 {
 	static char text[2048];

@@ -40,6 +40,9 @@ int ss_find(const struct ss_view *v, const cJSON *sample, const char *fn);
 /* Whether a frame of the sample is named exactly fn. */
 bool ss_has(const struct ss_view *v, const cJSON *sample, const char *fn);
 
+/* Whether any sample of any profile has a frame named exactly fn. */
+bool ss_any_has(const struct ss_view *v, const char *fn);
+
 /* "root;...;leaf" of a sample, for messages: a static buffer, valid until
  * the next call. */
 const char *ss_stack_text(const struct ss_view *v, const cJSON *sample);

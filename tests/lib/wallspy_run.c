@@ -6,6 +6,7 @@
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <string.h>
 
 enum { MAX_ARGS = 64 };
 
@@ -103,12 +104,13 @@ struct e2e_result e2e_record(const char *const opts[],
 	return res;
 }
 
-struct e2e_result e2e_attach(pid_t pid, const char *const opts[],
-			     const char *name, const char **out,
-			     int timeout_ms)
+/* `wallspy attach -o DIR/NAME OPTS... PID` into argv (NULL-terminated) for
+ * a fresh directory, returned; the output's path in *out. */
+static const char *attach_argv(const char **argv, pid_t pid,
+			       const char *const opts[], const char *name,
+			       const char **out)
 {
 	const char *dir = e2e_tmpdir();
-	const char *argv[MAX_ARGS];
 	char pid_text[32];
 	int n = 0;
 
@@ -119,7 +121,21 @@ struct e2e_result e2e_attach(pid_t pid, const char *const opts[],
 	argv[n++] = "-o";
 	argv[n++] = *out;
 	append(argv, &n, opts);
-	argv[n++] = pid_text;
+	argv[n++] = e2e_strndup(pid_text, strlen(pid_text));
+	argv[n] = NULL;
+	return dir;
+}
+
+struct e2e_result e2e_attach(pid_t pid, const char *const opts[],
+			     const char *name, const char **out,
+			     int timeout_ms)
+{
+	const char *argv[MAX_ARGS];
+	const char *dir = attach_argv(argv, pid, opts, name, out);
+	int n = 0;
+
+	while (argv[n])
+		n++;
 	struct e2e_result res = run(argv, n, dir, timeout_ms);
 	expect_code(&res, "attach", 0);
 	return res;
@@ -128,23 +144,12 @@ struct e2e_result e2e_attach(pid_t pid, const char *const opts[],
 struct e2e_proc e2e_spawn_attach(pid_t pid, const char *const opts[],
 				 const char *name, const char **out)
 {
-	const char *dir = e2e_tmpdir();
 	const char *argv[MAX_ARGS];
-	char pid_text[32];
-	int n = 0;
-
-	snprintf(pid_text, sizeof(pid_text), "%d", pid);
-	*out = e2e_path(dir, name);
-	argv[n++] = e2e_wallspy();
-	argv[n++] = "attach";
-	argv[n++] = "-o";
-	argv[n++] = *out;
-	append(argv, &n, opts);
-	argv[n++] = pid_text;
-	argv[n] = NULL;
+	const char *dir = attach_argv(argv, pid, opts, name, out);
 	struct e2e_spawn_opts spawn = { .pipe_stdout = true, .pipe_stderr = true,
 					.cwd = dir };
 	struct e2e_proc wallspy = e2e_spawn((char *const *)argv, &spawn);
+
 	cr_assert(e2e_wait_traced(pid, wallspy.pid, 10000),
 		  "wallspy attach did not seize every thread of %d in 10 s", pid);
 	return wallspy;
