@@ -586,17 +586,11 @@ Test(e2e_green, attach_parked_every_task_every_tick, .timeout = 60,
 	struct expected_task table[MAX_EXPECTED];
 	int ntable = load_expected(table);
 	pid_t pid = e2e_start_fixture("greenrt/greenrt_parked", NULL, "ready", 20000);
-	const char *dir = e2e_tmpdir();
-	const char *out = e2e_path(dir, "out.json");
-	char pid_text[32];
-	struct e2e_result res;
+	const char *opts[] = { "-d", "1.5", "--group-by", "task", NULL };
+	const char *out;
 	const cJSON *profile;
 
-	snprintf(pid_text, sizeof(pid_text), "%d", pid);
-	char *argv[] = { (char *)e2e_wallspy(), "attach", "-d", "1.5",
-			 "--group-by", "task", "-o", (char *)out, pid_text, NULL };
-	e2e_run(argv, dir, 30000, &res);
-	cr_assert_eq(e2e_exit_code(&res), 0, "stderr: %s", res.err);
+	struct e2e_result res = e2e_attach(pid, opts, "out.json", &out, 30000);
 	struct e2e_summary s = e2e_parse_summary(res.err);
 	struct ss_view v = ss_load(out);
 
@@ -624,17 +618,11 @@ Test(e2e_green, attach_parked_every_task_every_tick, .timeout = 60,
 Test(e2e_green, attach_parked_group_by_state, .timeout = 60, .fini = e2e_cleanup)
 {
 	pid_t pid = e2e_start_fixture("greenrt/greenrt_parked", NULL, "ready", 20000);
-	const char *dir = e2e_tmpdir();
-	const char *out = e2e_path(dir, "out.json");
-	char pid_text[32];
-	struct e2e_result res;
+	const char *opts[] = { "-d", "1", "--group-by", "state", NULL };
+	const char *out;
 	const cJSON *waiting = NULL, *running = NULL, *idle = NULL;
 
-	snprintf(pid_text, sizeof(pid_text), "%d", pid);
-	char *argv[] = { (char *)e2e_wallspy(), "attach", "-d", "1",
-			 "--group-by", "state", "-o", (char *)out, pid_text, NULL };
-	e2e_run(argv, dir, 30000, &res);
-	cr_assert_eq(e2e_exit_code(&res), 0, "stderr: %s", res.err);
+	e2e_attach(pid, opts, "out.json", &out, 30000);
 	struct ss_view v = ss_load(out);
 
 	check_roots(&v);
@@ -696,7 +684,7 @@ Test(e2e_green, starved_target_keeps_roots_and_ticks, .timeout = 90,
 	struct expected_task table[MAX_EXPECTED];
 	int ntable = load_expected(table);
 	int cpu = spare_cpu();
-	char cpu_text[16], pid_text[32];
+	char cpu_text[16];
 
 	if (cpu < 0)
 		cr_skip_test("needs two CPUs");
@@ -715,15 +703,11 @@ Test(e2e_green, starved_target_keeps_roots_and_ticks, .timeout = 90,
 	/* The hog holds the CPU once it has used some of it. */
 	cr_assert(e2e_wait_cpu(hog.pid, 0, 0.05, 10000), "the hog does not spin");
 
-	const char *dir = e2e_tmpdir();
-	const char *out = e2e_path(dir, "out.json");
-	struct e2e_result res;
-	snprintf(pid_text, sizeof(pid_text), "%d", target.pid);
-	char *argv[] = { (char *)e2e_wallspy(), "attach", "-d", "1.5",
-			 "--group-by", "task", "-o", (char *)out, pid_text, NULL };
-	e2e_run(argv, dir, 60000, &res);
+	const char *attach_opts[] = { "-d", "1.5", "--group-by", "task", NULL };
+	const char *out;
+	struct e2e_result res = e2e_attach(target.pid, attach_opts, "out.json",
+					   &out, 60000);
 	e2e_kill(hog.pid);
-	cr_assert_eq(e2e_exit_code(&res), 0, "stderr: %s", res.err);
 	cr_log_info("starved target: %s", res.err);
 	struct e2e_summary s = e2e_parse_summary(res.err);
 	struct ss_view v = ss_load(out);
