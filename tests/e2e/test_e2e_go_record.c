@@ -4,9 +4,10 @@
  * fixtures (fixtures/go/go_workload1-3, scaled down through their
  * arguments), each speedscope profile parsed with cJSON and checked for the
  * seed's shape and for the root-frame contract (every goroutine sample,
- * running or parked, starts at runtime.goexit); and a short recording of
- * 10k parked goroutines whose pause is printed. Dump fidelity against Go's
- * own traceback is in test_e2e_go.c.
+ * running or parked, starts at runtime.goexit); a short recording of 10k
+ * parked goroutines whose pause is held to the pause budget and to Go's
+ * own snapshot of them; and targets that exit in the middle of a tick.
+ * Dump fidelity against Go's own traceback is in test_e2e_go.c.
  */
 #include <math.h>
 #include <signal.h>
