@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """wallspy's benchmark harness (run it through bench/run; see bench/README.md).
 
-Five rows, one function each (row1_... to row5_...). Every comparison runs
+Six rows, one function each (row1_... to row6_...). Every comparison runs
 interleaved within one run (A B, B A, A B, ... for several rounds, after one
 warm-up of each side that is not counted), and is reported as median and
 min-max over the rounds plus the ratio of medians: on a noisy 2-core machine
@@ -68,6 +68,8 @@ MODES = {
         "cost_seconds": (0.5, 1.5),
         "cost_rounds": 2,
         "long_seconds": 3,
+        "symbol_pcs": 200,
+        "symbol_rounds": 1,
     },
     "full": {
         "dump_threads": [8, 64, 512],
@@ -89,6 +91,8 @@ MODES = {
         "cost_seconds": (2.0, 8.0),
         "cost_rounds": 3,
         "long_seconds": 60,
+        "symbol_pcs": 1000,
+        "symbol_rounds": 3,
     },
 }
 
@@ -375,6 +379,20 @@ def build(args):
         deps = sources + [os.path.join(greenrt, "greenrt.h"),
                           os.path.join(greenrt, "greenrt_internal.h")]
         compile_if_stale(name, deps, base + flags + ["-o", bench_bin(name)] + sources + libs)
+    # The symbol-lookup probe (row 6) links wallspy's own library, as the
+    # tests do, so it measures the code users run.
+    library = os.path.join(BUILD, "src", "libwallspy.a")
+    if not os.path.exists(library):
+        sys.exit(f"bench: {library} missing: build wallspy first (tools/build)")
+    pkg = subprocess.run(["pkg-config", "--libs", "libdw", "libelf", "libunwind-ptrace",
+                          "libunwind-generic", "libcjson"], stdout=subprocess.PIPE,
+                         text=True, check=True).stdout.split()
+    probe = os.path.join(fixtures, "symbol_lookup.c")
+    compile_if_stale("symbol_lookup",
+                     [probe, library, os.path.join(ROOT, "include", "ws_symbols.h")],
+                     base + ["-I" + os.path.join(ROOT, "include"), "-o",
+                             bench_bin("symbol_lookup"), probe, library]
+                     + pkg + ["-lpthread", "-lm"])
     go_fixtures = {
         "go_parked_n": os.path.join(ROOT, "fixtures", "go", "go_parked_n.go"),
         "go_workload3": os.path.join(ROOT, "fixtures", "go", "go_workload3.go"),
@@ -782,6 +800,46 @@ def row5_cost(cfg):
     return rows
 
 
+# ---------------------------------------------------------------- row 6
+
+SYMBOL_TIMES = ("dwarf_us", "first_us", "cold_us", "cold_wall_us", "warm_us", "addrinfo_us")
+
+
+def row6_symbols(cfg):
+    """The cost of naming addresses with wallspy's symbolizer alone
+    (bench/fixtures/symbol_lookup.c): in libc with its libc6-dbg DWARF, in
+    the probe's own process, and in a Go program (go_parked_n 8)."""
+    rows = []
+    for module, argv in (("libc.so.6", None), ("go_parked_n", [bench_bin("go_parked_n"), 8])):
+        row = {"module": module}
+        try:
+            target = Target(argv) if argv else None
+            try:
+                def measure(side):
+                    out = tmp_path("symbol_lookup.json")
+                    r = run_timed([bench_bin("symbol_lookup"), target.pid if target else 0,
+                                   module, cfg["symbol_pcs"]], out, timeout=300)
+                    if r["status"] != 0:
+                        raise BenchError(f"symbol_lookup {module}: exit {r['status']}: "
+                                         + r["stderr"].strip()[-200:])
+                    with open(out) as f:
+                        return json.load(f)
+
+                runs = interleave(["probe"], cfg["symbol_rounds"], measure)["probe"]
+            finally:
+                if target:
+                    target.end()
+            for key in SYMBOL_TIMES:
+                row[key] = summarize([x[key] for x in runs])
+            for key in ("npcs", "named", "with_line", "inlined", "frames"):
+                row[key] = runs[-1][key]
+        except BenchError as e:
+            row["error"] = str(e)
+        rows.append(row)
+        progress("row 6", row)
+    return rows
+
+
 # ---------------------------------------------------------------- report
 
 def progress(row_name, row):
@@ -907,6 +965,20 @@ def report_markdown(results):
                            fmt_bytes(r["long"]["output_mb"] * 1e6) if "long" in r else "–",
                            f"{r['long']['samples']} ({r['long']['missed_ticks']})"
                            if "long" in r else "–"] for r in rows["5"]]))
+    if "6" in rows:
+        out.append("\n**6. Naming addresses** (bench/fixtures/symbol_lookup: wallspy's "
+                   "symbolizer alone, µs, median (min–max); per lookup over pcs in the "
+                   "middle of the module's functions: cold resolves, warm hits the cache; "
+                   "CPU time unless marked wall)\n")
+        out.append(table(["module", "load DWARF (wall)", "first lookup (wall)", "cold",
+                          "cold (wall)", "warm", "symbol table scan alone",
+                          "named / with line / of"],
+                         [[r["module"], r.get("error", fmt_ms(r.get("dwarf_us"), 0)),
+                           fmt_ms(r.get("first_us"), 0), fmt_ms(r.get("cold_us"), 1),
+                           fmt_ms(r.get("cold_wall_us"), 1), fmt_ms(r.get("warm_us"), 3),
+                           fmt_ms(r.get("addrinfo_us"), 1),
+                           f"{r['named']} / {r['with_line']} / {r['npcs'] - 1}"
+                           if "npcs" in r else "–"] for r in rows["6"]]))
     out.append("\n**Goals**\n")
     out.append(table(["goal", "measured", "status"],
                      [[g["goal"], str(g["measured"])[:100], g["status"]]
@@ -1022,7 +1094,7 @@ def machine_meta(mode):
 
 
 ROWS = {"1": row1_dump_threads, "2": row2_dump_goroutines, "3": row3_pause,
-        "4": row4_slowdown, "5": row5_cost}
+        "4": row4_slowdown, "5": row5_cost, "6": row6_symbols}
 
 
 def main():
@@ -1030,13 +1102,13 @@ def main():
     p = argparse.ArgumentParser(
         prog="bench/run",
         description="wallspy's benchmarks: dump vs eu-stack/gdb/Delve, pause per tick vs "
-                    "GoroutineProfile, slowdown, profiler cost. Prints a markdown table and "
-                    "writes a JSON copy.")
+                    "GoroutineProfile, slowdown, profiler cost, the cost of naming "
+                    "addresses. Prints a markdown table and writes a JSON copy.")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--smoke", action="store_true",
                       help="smallest size of every row, quickly (CI)")
     mode.add_argument("--full", action="store_true", help="every size (default)")
-    p.add_argument("--rows", default="1,2,3,4,5", help="rows to run, e.g. 1,3 (default all)")
+    p.add_argument("--rows", default="1,2,3,4,5,6", help="rows to run, e.g. 1,3 (default all)")
     p.add_argument("--rounds", type=int,
                    help="rounds of every comparison (default: per row, see MODES)")
     p.add_argument("--no-build", action="store_true",
@@ -1065,7 +1137,7 @@ def main():
                             else args.rounds)
     wanted = [r.strip() for r in args.rows.split(",") if r.strip()]
     if any(r not in ROWS for r in wanted):
-        p.error("--rows: choose from 1,2,3,4,5")
+        p.error("--rows: choose from 1,2,3,4,5,6")
     output = os.path.abspath(args.output) if args.output else (
         os.path.join(BENCH_BUILD, "results-smoke.json") if args.smoke
         else os.path.join(ROOT, "bench", "results.json"))

@@ -1,0 +1,234 @@
+/*
+ * End-to-end tests of wallspy's failure paths: the documented exit codes
+ * (2 usage, 3 no such process / command not found, 5 target exited before
+ * a sample, 6 cannot write output), the one-line "wallspy: " error message,
+ * no output or temporary file left behind, and --help / --version.
+ * Every wallspy here runs in a fresh temporary directory as its cwd, so
+ * stray files are seen.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "e2e_util.h"
+#include "wallspy_run.h"
+
+/* Runs wallspy with args (NULL-terminated, without argv[0]) in dir. */
+static struct e2e_result run_wallspy(const char *dir, const char *const args[])
+{
+	return e2e_wallspy_run(args, dir, 30000);
+}
+
+/* Exit code `code` and the error as one "wallspy: " line on stderr. */
+static void check_error(const struct e2e_result *res, int code, const char *what)
+{
+	cr_assert_eq(e2e_exit_code(res), code,
+		     "%s: exit %d (status 0x%x), expected %d; stderr: %s", what,
+		     e2e_exit_code(res), res->status, code, res->err);
+	cr_assert(e2e_is_one_error_line(res->err),
+		  "%s: stderr is not one \"wallspy: \" line: \"%s\"", what, res->err);
+}
+
+/* For errors after sampling ran: warnings may precede the error, so only
+ * require that every stderr line is a "wallspy: " line (the status line
+ * is cleared, not left behind) and the last one names the output. */
+static void check_error_after_sampling(const struct e2e_result *res, int code,
+				       const char *what, const char *output)
+{
+	cr_assert_eq(e2e_exit_code(res), code,
+		     "%s: exit %d (status 0x%x), expected %d; stderr: %s", what,
+		     e2e_exit_code(res), res->status, code, res->err);
+	const char *last = NULL;
+	for (const char *line = res->err; *line; line = strchr(line, '\n') + 1) {
+		cr_assert(strncmp(line, "wallspy: ", 9) == 0 && strchr(line, '\n'),
+			  "%s: stderr has a line that is not a \"wallspy: \" line: "
+			  "\"%s\"", what, res->err);
+		last = line;
+	}
+	cr_assert_not_null(last, "%s: nothing on stderr", what);
+	cr_assert(strstr(last, output), "%s: the last line does not name %s: %s",
+		  what, output, last);
+}
+
+/* A PID that no process has: a child of ours, exited and reaped. */
+static pid_t dead_pid(void)
+{
+	char *argv[] = { (char *)e2e_fixture("exit_now"), NULL };
+	struct e2e_proc child = e2e_spawn(argv, NULL);
+	int status;
+
+	cr_assert(e2e_wait_timeout(child.pid, 5000, &status));
+	return child.pid;
+}
+
+Test(e2e_errors, attach_no_such_process, .timeout = 60, .fini = e2e_cleanup)
+{
+	const char *dir = e2e_tmpdir();
+	char pid_text[32];
+
+	snprintf(pid_text, sizeof(pid_text), "%d", dead_pid());
+	const char *args[] = { "attach", "-d", "1", pid_text, NULL };
+	struct e2e_result res = run_wallspy(dir, args);
+	check_error(&res, 3, "attach to a dead pid");
+	cr_assert_eq(e2e_dir_entries(dir), 0, "files left: %s", e2e_dir_list(dir));
+}
+
+Test(e2e_errors, record_command_not_found, .timeout = 60, .fini = e2e_cleanup)
+{
+	const char *dir = e2e_tmpdir();
+	const char *args[] = { "record", "--", "/nonexistent/cmd", NULL };
+	struct e2e_result res = run_wallspy(dir, args);
+
+	check_error(&res, 3, "record of /nonexistent/cmd");
+	cr_assert_eq(e2e_dir_entries(dir), 0, "files left: %s", e2e_dir_list(dir));
+}
+
+Test(e2e_errors, record_target_exits_at_once, .timeout = 60, .fini = e2e_cleanup)
+{
+	const char *dir = e2e_tmpdir();
+	const char *out = e2e_path(dir, "out.json");
+	const char *args[] = { "record", "-o", out, "--", e2e_fixture("exit_now"),
+			       NULL };
+	struct e2e_result res = run_wallspy(dir, args);
+
+	check_error(&res, 5, "record of exit_now");
+	cr_assert(!e2e_exists(out), "%s was created", out);
+	cr_assert_eq(e2e_dir_entries(dir), 0, "files left: %s", e2e_dir_list(dir));
+
+	/* Same without -o: no default-named file either. */
+	const char *args_default[] = { "record", "--", e2e_fixture("exit_now"), NULL };
+	res = run_wallspy(dir, args_default);
+	check_error(&res, 5, "record of exit_now (default output)");
+	cr_assert_eq(e2e_dir_entries(dir), 0, "files left: %s", e2e_dir_list(dir));
+}
+
+/* Each of these is a usage error: exit 2, one line, nothing started. */
+Test(e2e_errors, usage_errors, .timeout = 60, .fini = e2e_cleanup)
+{
+	const char *tb = e2e_fixture("threads_blocked");
+	const char *const cases[][10] = {
+		{ NULL },                                   /* no command */
+		{ "frobnicate", NULL },                     /* unknown command */
+		{ "record", NULL },                         /* no CMD */
+		{ "record", "--", NULL },                   /* empty CMD */
+		{ "attach", NULL },                         /* no PID */
+		{ "attach", "notanumber", NULL },
+		{ "attach", "123abc", NULL },
+		{ "dump", NULL },
+		{ "dump", "notanumber", NULL },
+		{ "record", "--rate", "0", "--", tb, "1", NULL },
+		{ "record", "-r", "-5", "--", tb, "1", NULL },
+		{ "record", "--format", "nope", "--", tb, "1", NULL },
+		{ "record", "--group-by", "nope", "--", tb, "1", NULL },
+		{ "record", "--runtime", "nope", "--", tb, "1", NULL },
+		{ "record", "--duration", "soon", "--", tb, "1", NULL },
+		{ "record", "--no-such-option", "--", tb, "1", NULL },
+		{ "record", "-o", NULL },                   /* missing value */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *dir = e2e_tmpdir();
+		char what[256] = "wallspy";
+		struct e2e_result res = run_wallspy(dir, cases[i]);
+
+		for (int j = 0; cases[i][j]; j++) {
+			strncat(what, " ", sizeof(what) - strlen(what) - 1);
+			strncat(what, cases[i][j], sizeof(what) - strlen(what) - 1);
+		}
+		check_error(&res, 2, what);
+		cr_assert_eq(e2e_dir_entries(dir), 0, "%s: files left: %s", what,
+			     e2e_dir_list(dir));
+	}
+}
+
+Test(e2e_errors, output_not_writable, .timeout = 60, .fini = e2e_cleanup)
+{
+	const char *dir = e2e_tmpdir();
+	const char *args[] = { "record", "-o", "/nonexistent-dir/x.json", "--",
+			       e2e_fixture("threads_blocked"), "1", NULL };
+	struct e2e_result res = run_wallspy(dir, args);
+
+	check_error_after_sampling(&res, 6, "record -o /nonexistent-dir/x.json",
+				   "/nonexistent-dir/x.json");
+	cr_assert(!e2e_exists("/nonexistent-dir"), "/nonexistent-dir was created");
+	cr_assert_eq(e2e_dir_entries(dir), 0, "files left in the cwd: %s",
+		     e2e_dir_list(dir));
+}
+
+/* An existing directory where the output should go, in a writable
+ * directory: the write fails, and neither the output nor a temporary file
+ * appears beside it. */
+Test(e2e_errors, output_is_a_directory, .timeout = 60, .fini = e2e_cleanup)
+{
+	const char *dir = e2e_tmpdir();
+	const char *out = e2e_path(dir, "out.json");
+	const char *args[] = { "record", "-o", out, "--",
+			       e2e_fixture("threads_blocked"), "1", NULL };
+
+	cr_assert_eq(mkdir(out, 0755), 0);
+	struct e2e_result res = run_wallspy(dir, args);
+	check_error_after_sampling(&res, 6, "record -o DIRECTORY", out);
+	cr_assert_eq(e2e_dir_entries(dir), 1, "files left: %s", e2e_dir_list(dir));
+	cr_assert_eq(e2e_dir_entries(out), 0, "files written into %s", out);
+}
+
+Test(e2e_errors, help, .timeout = 60, .fini = e2e_cleanup)
+{
+	const char *dir = e2e_tmpdir();
+	const char *args[] = { "--help", NULL };
+	struct e2e_result res = run_wallspy(dir, args);
+
+	cr_assert_eq(e2e_exit_code(&res), 0, "stderr: %s", res.err);
+	cr_assert_gt(strlen(res.out), 0, "--help printed nothing on stdout");
+	for (int code = 0; code <= 7; code++) {
+		char re[64];
+
+		/* The code as a number of its own (not part of "0.1.0"). */
+		snprintf(re, sizeof(re), "(^|[^0-9.])%d([^0-9.]|$)", code);
+		cr_assert(e2e_match(res.out, re), "--help does not mention exit "
+			  "code %d:\n%s", code, res.out);
+	}
+	for (const char *const *word = (const char *const[]){ "record", "attach",
+			"dump", "--output", "--format", "--rate", "--duration",
+			"--group-by", NULL }; *word; word++)
+		cr_assert(strstr(res.out, *word), "--help does not mention %s", *word);
+}
+
+Test(e2e_errors, version, .timeout = 60, .fini = e2e_cleanup)
+{
+	const char *dir = e2e_tmpdir();
+	const char *args[] = { "--version", NULL };
+	struct e2e_result res = run_wallspy(dir, args);
+
+	cr_assert_eq(e2e_exit_code(&res), 0, "stderr: %s", res.err);
+	cr_assert(e2e_match(res.out, "^wallspy " WS_VERSION "([^0-9]|$)"),
+		  "--version printed \"%s\"", res.out);
+}
+
+/* Permission denied: wallspy run as nobody (setpriv) may not trace a
+ * process of root's; exit 4 with one line that says what to change. */
+Test(e2e_errors, attach_permission_denied, .timeout = 60, .fini = e2e_cleanup)
+{
+	if (getuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0)
+		cr_skip_test("needs root and setpriv to run wallspy unprivileged");
+	pid_t pid = e2e_start_fixture("threads_blocked", "30", "ready", 10000);
+	char pid_text[32];
+	snprintf(pid_text, sizeof(pid_text), "%d", pid);
+	char *argv[] = { "/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+			 "--clear-groups", "--", (char *)e2e_wallspy(), "dump",
+			 pid_text, NULL };
+	struct e2e_result res;
+	e2e_run(argv, e2e_tmpdir(), 30000, &res);
+	cr_assert_eq(e2e_exit_code(&res), 4, "exit %d, stderr: %s",
+		     e2e_exit_code(&res), res.err);
+	cr_assert(e2e_is_one_error_line(res.err), "not one line: %s", res.err);
+	cr_assert(strstr(res.err, "CAP_SYS_PTRACE") &&
+		  strstr(res.err, "ptrace_scope"),
+		  "no advice in: %s", res.err);
+	e2e_check_healthy_then_stop(pid);
+}

@@ -1,0 +1,373 @@
+/*
+ * End-to-end tests of live ticks: record and attach read a green-thread
+ * registry and the parked tasks' stacks while the target runs, and read
+ * each task again after its copy (tick_live.c). A task that ran in
+ * between may have been copied half before and half after: such a copy
+ * must never reach the profile.
+ *
+ * greenrt_flip and go_flip make that race as likely as it gets: hundreds of
+ * tasks yield every ~2 us, alternately at the bottom of a 6-frame and of a
+ * 12-frame chain, and often come back to the very same saved context while
+ * their stack is being copied. Without the version check (greenrt's
+ * `switches`, Go's g.trackingSeq) a 2 s recording of either shows
+ * thousands of impossible stacks (flip_b frames under flip_a_leaf, failed
+ * unwinds; measured when this test was written by zeroing the version).
+ * With it, every parked sample must be one whole chain.
+ *
+ * A recording of go_fidelity's parked goroutines and of greenrt_parked's
+ * parked tasks, live and with --stop-all, must show each task at exactly
+ * the stack `dump` prints for it (itself checked against Go's own
+ * traceback in test_e2e_go.c and against greenrt_parked's truth table in
+ * test_e2e_green.c), at every tick, also when a tick reuses the last
+ * tick's unwind of an unchanged stack (greenrt: most ticks).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+
+#include "e2e_util.h"
+#include "summary.h"
+#include "wallspy_run.h"
+
+/* Parked tasks of two runtimes racing the sampler: one test at a time. */
+E2E_SERIAL_TESTS()
+
+/* attach PID for `seconds` with extra options, folded output; returns the
+ * folded text and wallspy's stderr. */
+static char *attach_folded(pid_t pid, const char *seconds,
+			   const char *const *opts, const char **err)
+{
+	const char *all[32] = { "-d", seconds, "-f", "folded" };
+	const char *out;
+	int n = 4;
+
+	for (int i = 0; opts && opts[i]; i++)
+		all[n++] = opts[i];
+	all[n] = NULL;
+	struct e2e_result res = e2e_attach(pid, all, "out.folded", &out, 60000);
+	*err = res.err;
+	char *text = e2e_read_file(out);
+	cr_assert_not_null(text, "no output file");
+	return text;
+}
+
+/* "a;b;c 12" -> stack "a;b;c", count 12; false for a malformed line. */
+static bool split_folded(char *line, char **stack, long *count)
+{
+	char *space = strrchr(line, ' ');
+
+	if (!space)
+		return false;
+	*space = '\0';
+	*stack = line;
+	*count = atol(space + 1);
+	return *count > 0;
+}
+
+/* The i-th ';'-separated frame of a folded stack (i from 0), into buf;
+ * false past the end. */
+static bool nth_frame(const char *stack, int i, char *buf, size_t size)
+{
+	const char *p = stack;
+
+	for (int k = 0; k < i; k++) {
+		p = strchr(p, ';');
+		if (!p)
+			return false;
+		p++;
+	}
+	size_t len = strcspn(p, ";");
+	if (len >= size)
+		len = size - 1;
+	memcpy(buf, p, len);
+	buf[len] = '\0';
+	return true;
+}
+
+static int count_frames(const char *stack)
+{
+	int n = 1;
+
+	for (const char *p = stack; *p; p++)
+		n += *p == ';';
+	return n;
+}
+
+struct flip_chains {
+	const char *root;        /* the runtime's root frame */
+	const char *loop;        /* the task's function */
+	const char *a, *a_leaf;  /* FLIP_A_DEPTH of a, then a_leaf */
+	const char *b, *b_leaf;
+	const char *yield;       /* what the leaf calls to yield */
+	int a_depth, b_depth;
+};
+
+/* Whether `stack` (root first) is a state a flip task can be in: ROOT;
+ * LOOP; then k <= a_depth frames of A and nothing else of either chain,
+ * A_LEAF (and anything below it) only after exactly a_depth frames of A;
+ * or the same with B. Below a shorter run only the runtime's own frames
+ * may follow (Go preempts a goroutine anywhere: runtime.asyncPreempt).
+ * A copy torn between two parks breaks one of these: flip_b under
+ * flip_a, a leaf at the wrong depth, a chain not rooted at ROOT. */
+static bool whole_chain(const struct flip_chains *c, const char *stack)
+{
+	char frame[256];
+	int k = 0;
+
+	if (!nth_frame(stack, k++, frame, sizeof(frame)) || strcmp(frame, c->root) ||
+	    !nth_frame(stack, k++, frame, sizeof(frame)) || strcmp(frame, c->loop))
+		return false;
+	if (!nth_frame(stack, k, frame, sizeof(frame)))
+		return true;
+	bool is_a = strcmp(frame, c->a) == 0;
+	const char *link = is_a ? c->a : c->b;
+	const char *leaf = is_a ? c->a_leaf : c->b_leaf;
+	int depth = is_a ? c->a_depth : c->b_depth;
+	int run = 0;
+
+	while (nth_frame(stack, k, frame, sizeof(frame)) && !strcmp(frame, link)) {
+		run++;
+		k++;
+	}
+	if (run > depth)
+		return false;
+	if (!nth_frame(stack, k, frame, sizeof(frame)))
+		return true;
+	if (!strcmp(frame, leaf))
+		return run == depth;
+	return strncmp(frame, "runtime.", 8) == 0;
+}
+
+/* Records `fixture` for 2 s and checks every parked sample of a flip task
+ * (leaf "[runnable]" or "[waiting...]") is one whole chain. */
+static void check_flip(const char *fixture, const struct flip_chains *c)
+{
+	e2e_need_fixture(fixture);
+	pid_t pid = e2e_start_fixture(fixture, NULL, "ready", 20000);
+	const char *const opts[] = { "--max-cpu", "0", NULL };
+	const char *err;
+	char *text = attach_folded(pid, "2", opts, &err);
+	long parked = 0, torn = 0, lines = 0;
+	char first_torn[1024] = "";
+	char *save = NULL;
+
+	for (char *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *stack;
+		long count;
+		char loop[256], leaf[256];
+
+		lines++;
+		cr_assert(split_folded(line, &stack, &count), "bad line: %s", line);
+		int n = count_frames(stack);
+		nth_frame(stack, n - 1, leaf, sizeof(leaf));
+		/* A sample the unwinder could not finish says so in its
+		 * first frame; a flip task's is otherwise its loop. */
+		bool flip = nth_frame(stack, 1, loop, sizeof(loop)) &&
+			    strcmp(loop, c->loop) == 0;
+		bool is_parked = strcmp(leaf, "[runnable]") == 0 ||
+				 strncmp(leaf, "[waiting", 8) == 0;
+		if (!is_parked || (!flip && strstr(stack, c->loop) == NULL &&
+				   strstr(stack, c->a) == NULL &&
+				   strstr(stack, c->b) == NULL))
+			continue;
+		parked += count;
+		/* Without the state leaf. */
+		*strrchr(stack, ';') = '\0';
+		if (whole_chain(c, stack))
+			continue;
+		torn += count;
+		if (!first_torn[0])
+			snprintf(first_torn, sizeof(first_torn), "%s (%ld)", stack, count);
+	}
+	cr_log_info("%s: %ld parked samples in %ld distinct stacks; %s", fixture,
+		    parked, lines, strstr(err, "wallspy: ") ? strstr(err, "wallspy: ") : err);
+	cr_assert_gt(parked, 10000, "too few parked samples to tell: %ld", parked);
+	cr_assert_eq(torn, 0, "%ld of %ld parked samples are no whole chain, e.g. %s",
+		     torn, parked, first_torn);
+	e2e_check_healthy_then_stop(pid);
+}
+
+Test(e2e_live, greenrt_flip_parked_samples_are_whole, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	const struct flip_chains c = {
+		.root = "greenrt_task_main", .loop = "flip_task",
+		.a = "flip_a", .a_leaf = "flip_a_leaf",
+		.b = "flip_b", .b_leaf = "flip_b_leaf",
+		.yield = "greenrt_yield", .a_depth = 6, .b_depth = 12,
+	};
+	check_flip("greenrt/greenrt_flip", &c);
+}
+
+Test(e2e_live, go_flip_parked_samples_are_whole, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	const struct flip_chains c = {
+		.root = "runtime.goexit", .loop = "main.flipLoop",
+		.a = "main.flipA", .a_leaf = "main.flipALeaf",
+		.b = "main.flipB", .b_leaf = "main.flipBLeaf",
+		.yield = "runtime.Gosched", .a_depth = 6, .b_depth = 12,
+	};
+	check_flip("go/go_flip", &c);
+}
+
+/* ---- go_fidelity: recorded stacks against dump's ---- */
+
+/* The dump's frames of a task, root first, joined with ';'. */
+static void dump_chain(const cJSON *task, char *buf, size_t size)
+{
+	const cJSON *frames = cJSON_GetObjectItem(task, "frames");
+	int n = cJSON_GetArraySize(frames);
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = n - 1; i >= 0; i--) {
+		const char *name = cJSON_GetStringValue(
+			cJSON_GetObjectItem(cJSON_GetArrayItem(frames, i), "function"));
+		int w = snprintf(buf + used, size - used, "%s%s",
+				 i == n - 1 ? "" : ";", name ? name : "??");
+		if (w < 0 || (size_t)w >= size - used)
+			cr_assert_fail("chain longer than %zu bytes", size);
+		used += (size_t)w;
+	}
+}
+
+/* A target under test: its pid, and what to expect of its recording. */
+struct parked_target {
+	pid_t pid;
+	int min_parked;          /* parked tasks the dump must list */
+	bool expect_reuse;       /* unwinds of unchanged stacks reused */
+};
+
+static struct parked_target start_go_fidelity(void)
+{
+	const char *args[] = { e2e_path(e2e_tmpdir(), "go.txt"), NULL };
+	struct e2e_proc proc = e2e_start_go("go/go_fidelity", args, 30000);
+
+	/* Go stacks unwind faster than they hash: no reuse for Go. */
+	return (struct parked_target){ proc.pid, 100, false };
+}
+
+static struct parked_target start_greenrt_parked(void)
+{
+	e2e_need_fixture("greenrt/greenrt_parked");
+	pid_t pid = e2e_start_fixture("greenrt/greenrt_parked", NULL, "ready", 20000);
+	return (struct parked_target){ pid, 7, true };
+}
+
+/* Every parked task of the dump is, in a --group-by task recording,
+ * sampled at (nearly) every tick and always at the dump's own stack. */
+static void check_recording_matches_dump(struct parked_target t,
+					 const char *const *extra)
+{
+	pid_t pid = t.pid;
+	cJSON *dump = e2e_dump_json(pid, NULL);
+	const char *opts[8] = { "--group-by", "task", "--max-cpu", "0" };
+	int nopts = 4;
+
+	for (int i = 0; extra && extra[i]; i++)
+		opts[nopts++] = extra[i];
+	opts[nopts] = NULL;
+	const char *err;
+	/* The parked tasks' stacks never change: after the first tick a C
+	 * runtime's unwinds are reused (ws_stack_cache), and must still
+	 * match the dump. */
+	setenv("WALLSPY_DEBUG_PAUSE", "1", 1);
+	char *text = attach_folded(pid, "1", opts, &err);
+	unsetenv("WALLSPY_DEBUG_PAUSE");
+	struct e2e_summary summary = e2e_parse_summary(err);
+	long ticks = summary.ticks;
+	cr_assert_geq(summary.unwinds_reused, 0, "no reuse count in: %s", err);
+	if (t.expect_reuse)
+		cr_assert_gt(summary.unwinds_reused, (long)t.min_parked * ticks / 2,
+			     "few unwinds reused (%ld) in %ld ticks",
+			     summary.unwinds_reused, ticks);
+	const cJSON *task;
+	int checked = 0, bad = 0;
+
+	cJSON_ArrayForEach(task, cJSON_GetObjectItem(dump, "tasks")) {
+		const char *state = cJSON_GetStringValue(cJSON_GetObjectItem(task, "state"));
+		long id = (long)cJSON_GetNumberValue(cJSON_GetObjectItem(task, "id"));
+		char want[8192], prefix[64];
+		long total = 0, other = 0;
+		char other_text[1024] = "";
+
+		if (!state || strcmp(state, "waiting") != 0 ||
+		    !cJSON_IsNull(cJSON_GetObjectItem(task, "error")))
+			continue;
+		dump_chain(task, want, sizeof(want));
+		/* The group's name: "task ID" or "task ID \"NAME\"". */
+		snprintf(prefix, sizeof(prefix), "task %ld", id);
+		for (const char *line = text; line && *line;
+		     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+			size_t len = strcspn(line, "\n");
+			size_t plen = strlen(prefix);
+			if (strncmp(line, prefix, plen) != 0 ||
+			    (line[plen] != ';' && line[plen] != ' '))
+				continue;
+			const char *first = memchr(line, ';', len);
+			if (!first)
+				continue;
+			size_t skip = (size_t)(first + 1 - line);
+			char copy[9000];
+			if (len >= sizeof(copy))
+				len = sizeof(copy) - 1;
+			memcpy(copy, line + skip, len - skip);
+			copy[len - skip] = '\0';
+			char *stack;
+			long count;
+			cr_assert(split_folded(copy, &stack, &count), "bad line");
+			total += count;
+			/* Drop the state leaf ("[waiting: ...]"). */
+			char *leaf = strrchr(stack, ';');
+			if (leaf && leaf[1] == '[')
+				*leaf = '\0';
+			if (strcmp(stack, want) != 0) {
+				other += count;
+				snprintf(other_text, sizeof(other_text), "%.1000s", stack);
+			}
+		}
+		checked++;
+		if (other || total < ticks * 9 / 10) {
+			bad++;
+			cr_log_error("task %ld: %ld samples in %ld ticks, %ld not at the dump's stack\n"
+				     "    dump:     %s\n    recorded: %s",
+				     id, total, ticks, other, want, other_text);
+		}
+	}
+	cr_log_info("%d parked tasks checked over %ld ticks", checked, ticks);
+	cr_assert_geq(checked, t.min_parked, "only %d parked tasks in the dump", checked);
+	cr_assert_eq(bad, 0, "%d of %d tasks recorded unlike the dump", bad, checked);
+	e2e_check_healthy_then_stop(pid);
+}
+
+Test(e2e_live, go_fidelity_live_recording_matches_dump, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	check_recording_matches_dump(start_go_fidelity(), NULL);
+}
+
+Test(e2e_live, go_fidelity_stop_all_recording_matches_dump, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	const char *const extra[] = { "--stop-all", NULL };
+	check_recording_matches_dump(start_go_fidelity(), extra);
+}
+
+Test(e2e_live, greenrt_parked_live_recording_matches_dump, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	check_recording_matches_dump(start_greenrt_parked(), NULL);
+}
+
+Test(e2e_live, greenrt_parked_stop_all_recording_matches_dump, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	const char *const extra[] = { "--stop-all", NULL };
+	check_recording_matches_dump(start_greenrt_parked(), extra);
+}

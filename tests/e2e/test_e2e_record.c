@@ -1,0 +1,321 @@
+/*
+ * End-to-end tests of `wallspy record` and `wallspy attach`: profiles of
+ * fixtures with known stacks (fixtures/threads_blocked.c's table,
+ * fixtures/thread_churn.c's result, both in tests/lib/fixture_truth),
+ * checked for the speedscope and folded formats, per-thread wall-time
+ * weights, SIGINT/SIGTERM handling (detach,
+ * write, exit 0, target unharmed) and the status line. Tests here measure
+ * wall time and CPU shares, so they run one at a time.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "e2e_util.h"
+#include "fixture_truth.h"
+#include "speedscope_view.h"
+#include "summary.h"
+#include "wallspy_run.h"
+
+E2E_SERIAL_TESTS()
+
+/* An OS thread's leaf: [running] or [waiting: SYSCALL]. */
+static bool is_thread_state_leaf(const char *name)
+{
+	return strcmp(name, "[running]") == 0 ||
+	       e2e_match(name, "^\\[waiting: [a-z0-9_]+\\]$");
+}
+
+/* The profile named `thread TID "NAME"`, or NULL. */
+static const cJSON *thread_profile(const struct ss_view *v, const char *thread)
+{
+	char pattern[128];
+
+	snprintf(pattern, sizeof(pattern), "^thread [0-9]+ \"%s\"$", thread);
+	return ss_profile_matching(v, pattern);
+}
+
+/* The checks a --group-by thread profile of threads_blocked must pass,
+ * `wall` being the wall time measured around the wallspy command. */
+static void check_threads_blocked_profile(const struct ss_view *v, double wall)
+{
+	/* Every thread lived the whole run: its weights add up to it. */
+	for (int t = 0; t <= TB_THREADS; t++) {
+		const char *name = t < TB_THREADS ? tb_threads[t].name : TB_MAIN_NAME;
+		const cJSON *profile = thread_profile(v, name);
+		const cJSON *sample;
+
+		cr_assert_not_null(profile, "no profile for thread \"%s\"", name);
+		double total = ss_profile_weight(profile);
+		cr_assert(fabs(total - wall) <= 0.10 * wall,
+			  "thread %s: total weight %.3f s, wall time %.3f s",
+			  name, total, wall);
+		/* Leaves are states. */
+		cJSON_ArrayForEach(sample, cJSON_GetObjectItem(profile, "samples")) {
+			const char *leaf = ss_frame_at(v, sample, -1);
+
+			cr_assert(is_thread_state_leaf(leaf),
+				  "thread %s: leaf frame \"%s\"", name, leaf);
+		}
+	}
+
+	/* t_spin: spinner_block just above [running] for >= 80 % of the
+	 * weight (the thread never leaves that loop once started). */
+	double spin_total = 0, spin_in_block = 0;
+	/* t_mutex: [waiting: futex] with mutex_waiter_outer above (root
+	 * first: before) mutex_waiter_block, for nearly all the weight (the
+	 * first ticks may come before the thread blocked). */
+	double mutex_total = 0, mutex_blocked = 0;
+	const cJSON *spin = thread_profile(v, "t_spin");
+	const cJSON *mutex = thread_profile(v, "t_mutex");
+
+	SS_FOR_EACH_SAMPLE(v, profile, sample, w) {
+		if (profile == spin) {
+			spin_total += w;
+			if (strcmp(ss_frame_at(v, sample, -1), "[running]") == 0 &&
+			    strcmp(ss_frame_at(v, sample, -2), "spinner_block") == 0)
+				spin_in_block += w;
+		} else if (profile == mutex) {
+			int outer = ss_find(v, sample, "mutex_waiter_outer");
+			int inner = ss_find(v, sample, "mutex_waiter_block");
+
+			mutex_total += w;
+			if (strcmp(ss_frame_at(v, sample, -1),
+				   "[waiting: futex]") == 0 &&
+			    outer >= 0 && inner == outer + 1)
+				mutex_blocked += w;
+		}
+	}
+	cr_assert_geq(spin_in_block, 0.80 * spin_total,
+		      "t_spin: %.3f of %.3f s in spinner_block [running]",
+		      spin_in_block, spin_total);
+	cr_assert_geq(mutex_blocked, 0.90 * mutex_total,
+		      "t_mutex: %.3f of %.3f s in [waiting: futex] under "
+		      "mutex_waiter_outer;mutex_waiter_block",
+		      mutex_blocked, mutex_total);
+}
+
+/* wallspy exited 0 and its summary gives the target's fate as `fate`
+ * ("target killed by signal 9" also matches "... (Killed)"). */
+static void check_success(const struct e2e_result *res, const char *fate)
+{
+	cr_assert(!res->timed_out, "wallspy timed out; stderr: %s", res->err);
+	cr_assert_eq(e2e_exit_code(res), 0, "wallspy: status 0x%x, stderr: %s",
+		     res->status, res->err);
+	const char *target = e2e_parse_summary(res->err).target;
+	cr_assert(strncmp(target, fate, strlen(fate)) == 0,
+		  "the summary says \"%s\", expected \"%s\"", target, fate);
+}
+
+Test(e2e_record, record_group_by_thread, .timeout = 60, .fini = e2e_cleanup)
+{
+	const char *opts[] = { "--group-by", "thread", NULL };
+	const char *target[] = { e2e_fixture("threads_blocked"), "2", NULL };
+	const char *out;
+	struct e2e_result res = e2e_record(opts, target, &out, 30000);
+
+	check_success(&res, "target exited with status 0");
+	cr_assert(strstr(res.out, "ready\n"), "the target's stdout did not come "
+		  "through: %s", res.out);
+	struct ss_view v = ss_load(out);
+	check_threads_blocked_profile(&v, res.seconds);
+	/* Only the output file: no temporary left behind. */
+	cr_assert_eq(e2e_dir_entries(e2e_dirname(out)), 1, "files: %s",
+		     e2e_dir_list(e2e_dirname(out)));
+}
+
+/* Default group (all): one merged profile holding every thread's stacks. */
+Test(e2e_record, record_group_all, .timeout = 60, .fini = e2e_cleanup)
+{
+	const char *opts[] = { "-q", NULL };
+	const char *target[] = { e2e_fixture("threads_blocked"), "1", NULL };
+	const char *out;
+	struct e2e_result res = e2e_record(opts, target, &out, 30000);
+
+	/* -q drops the summary (warnings may remain). */
+	cr_assert(!strstr(res.err, "target exited"), "-q yet a summary: %s", res.err);
+	struct ss_view v = ss_load(out);
+	cr_assert_eq(cJSON_GetArraySize(v.profiles), 1);
+
+	const cJSON *profile = cJSON_GetArrayItem(v.profiles, 0);
+	for (int f = 0; f < TB_THREADS; f++) {
+		const cJSON *sample;
+		bool seen = false;
+
+		cJSON_ArrayForEach(sample, cJSON_GetObjectItem(profile, "samples"))
+			seen |= ss_has(&v, sample, tb_threads[f].inner);
+		cr_assert(seen, "no sample in %s", tb_threads[f].inner);
+	}
+	/* Seven threads for about the whole run. */
+	double total = ss_profile_weight(profile);
+	cr_assert(fabs(total - 7 * res.seconds) <= 0.15 * 7 * res.seconds,
+		  "total weight %.3f s for 7 threads over %.3f s", total, res.seconds);
+}
+
+/* Without -o: wallspy-<pid>.speedscope.json, or .folded, in the cwd. */
+Test(e2e_record, default_output_names, .timeout = 60, .fini = e2e_cleanup)
+{
+	static const char *const formats[] = { "speedscope", "folded" };
+	static const char *const names[] = {
+		"^wallspy-[0-9]+\\.speedscope\\.json$", "^wallspy-[0-9]+\\.folded$",
+	};
+
+	for (int f = 0; f < 2; f++) {
+		const char *dir = e2e_tmpdir();
+		char *argv[] = { (char *)e2e_wallspy(), "record", "-q", "-f",
+				 (char *)formats[f], "--",
+				 (char *)e2e_fixture("threads_blocked"), "0.5", NULL };
+		struct e2e_result res;
+
+		e2e_run(argv, dir, 30000, &res);
+		cr_assert_eq(e2e_exit_code(&res), 0, "stderr: %s", res.err);
+		const char *listing = e2e_dir_list(dir);
+		cr_assert_eq(e2e_dir_entries(dir), 1, "files: %s", listing);
+		cr_assert(e2e_match(listing, names[f]), "-f %s wrote %s", formats[f],
+			  listing);
+	}
+}
+
+Test(e2e_record, folded, .timeout = 60, .fini = e2e_cleanup)
+{
+	const char *dir = e2e_tmpdir();
+	const char *out = e2e_path(dir, "out.folded");
+	char *argv[] = { (char *)e2e_wallspy(), "record", "-f", "folded", "-o",
+			 (char *)out, "--", (char *)e2e_fixture("threads_blocked"),
+			 "1", NULL };
+	struct e2e_result res;
+	bool spinner = false, mutex_chain = false;
+	int lines = 0;
+
+	e2e_run(argv, dir, 30000, &res);
+	check_success(&res, "target exited with status 0");
+	char *text = e2e_read_file(out);
+	cr_assert_not_null(text, "no %s", out);
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		lines++;
+		cr_assert(e2e_match(line, "^[^ ].* [0-9]+$"), "bad folded line: %s",
+			  line);
+		spinner |= strstr(line, ";spinner_block;") != NULL;
+		/* Root first: the caller precedes the callee. */
+		mutex_chain |= strstr(line, ";mutex_waiter_outer;mutex_waiter_block;") != NULL;
+	}
+	cr_assert_gt(lines, 0, "empty folded output");
+	cr_assert(spinner, "no ;spinner_block; in the folded output");
+	cr_assert(mutex_chain, "no ;mutex_waiter_outer;mutex_waiter_block; in "
+		  "the folded output");
+}
+
+Test(e2e_record, attach_duration, .timeout = 60, .fini = e2e_cleanup)
+{
+	pid_t pid = e2e_start_fixture("threads_blocked", "60", "ready", 10000);
+	const char *opts[] = { "-d", "1.5", "--group-by", "thread", NULL };
+	const char *out;
+	struct e2e_result res = e2e_attach(pid, opts, "out.json", &out, 30000);
+
+	check_success(&res, "target still running");
+	cr_assert_geq(res.seconds, 1.5, "returned after %.3f s", res.seconds);
+	struct ss_view v = ss_load(out);
+	check_threads_blocked_profile(&v, res.seconds);
+	e2e_check_healthy_then_stop(pid);
+}
+
+/* attach without -d, stopped by `sig` once it samples. */
+static void check_stop_signal(int sig)
+{
+	pid_t pid = e2e_start_fixture("threads_blocked", "60", "ready", 10000);
+	const char *out;
+	struct e2e_proc wallspy = e2e_spawn_attach(pid, NULL, "out.json", &out);
+	struct e2e_result res;
+
+	tb_wait_sampled(pid);
+	e2e_collect(&wallspy, 30000, sig, 0, &res);
+	check_success(&res, "target still running");
+	ss_load(out);
+	cr_assert_eq(e2e_dir_entries(e2e_dirname(out)), 1,
+		     "temporary files left behind");
+	e2e_check_healthy_then_stop(pid);
+}
+
+Test(e2e_record, sigint_detaches, .timeout = 60, .fini = e2e_cleanup)
+{
+	check_stop_signal(SIGINT);
+}
+
+Test(e2e_record, sigterm_detaches, .timeout = 60, .fini = e2e_cleanup)
+{
+	check_stop_signal(SIGTERM);
+}
+
+/* The target dies of SIGKILL while wallspy samples it. Its own wait
+ * status (this test is its parent) says SIGKILL; wallspy notices at once,
+ * writes the profile and says how the target ended; the recording covers
+ * the time sampled up to the death and no more, every thread of it for
+ * all that time, with their chains. */
+Test(e2e_record, target_killed, .timeout = 60, .fini = e2e_cleanup)
+{
+	pid_t pid = e2e_start_fixture("threads_blocked", "60", "ready", 10000);
+	const char *out;
+	double spawned = e2e_now();
+	struct e2e_proc wallspy = e2e_spawn_attach(pid, NULL, "out.json", &out);
+	struct e2e_result res;
+	int status;
+
+	tb_wait_sampled(pid);
+	double sampling = e2e_now();
+	/* Half a second of recording (a length, not a readiness wait). */
+	e2e_sleep_ms(500);
+	double killed = e2e_now();
+	cr_assert_eq(kill(pid, SIGKILL), 0);
+	e2e_collect(&wallspy, 30000, 0, 0, &res);
+	double ended = e2e_now();
+	check_success(&res, "target killed by signal 9");
+	cr_assert(e2e_wait_timeout(pid, 5000, &status));
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+		  "the target's status %#x is not death by SIGKILL", status);
+	cr_assert_lt(ended - killed, 2.0, "wallspy ended %.3f s after the kill",
+		     ended - killed);
+
+	/* The recording: at least from the first tick seen to the kill,
+	 * at most wallspy's life; 7 threads for all of it. */
+	struct e2e_summary s = e2e_parse_summary(res.err);
+	cr_assert(s.seconds >= killed - sampling - 0.02 &&
+		  s.seconds <= ended - spawned,
+		  "recorded %.3f s; sampled from %.3f s before the kill, wallspy "
+		  "ran %.3f s", s.seconds, killed - sampling, ended - spawned);
+	struct ss_view v = ss_load(out);
+	double total = 0;
+	SS_FOR_EACH_SAMPLE(&v, profile, sample, w)
+		total += w;
+	double threads = total / s.seconds;
+	cr_assert(threads > 0.85 * (TB_THREADS + 1) && threads < 1.15 * (TB_THREADS + 1),
+		  "%.3f s of samples in %.3f s: %.2f threads, the target has %d",
+		  total, s.seconds, threads, TB_THREADS + 1);
+	for (int t = 0; t < TB_THREADS; t++)
+		cr_assert(ss_any_has(&v, tb_threads[t].inner), "no sample in %s",
+			  tb_threads[t].inner);
+}
+
+/* Thousands of short-lived threads under a fast sampler: the target's
+ * work and output are unchanged, and it exits normally. */
+Test(e2e_record, thread_churn, .timeout = 60, .fini = e2e_cleanup)
+{
+	const char *opts[] = { "-r", "500", NULL };
+	const char *target[] = { e2e_fixture("thread_churn"), "3000", NULL };
+	const char *out;
+	char expected[128];
+
+	snprintf(expected, sizeof(expected), "churn done 3000 sum=%" PRIu64 "\n",
+		 churn_sum(3000));
+	struct e2e_result res = e2e_record(opts, target, &out, 50000);
+	check_success(&res, "target exited with status 0");
+	cr_assert_str_eq(res.out, expected, "the target printed \"%s\"", res.out);
+	ss_load(out);
+}

@@ -1,0 +1,40 @@
+/*
+ * fixture_truth: what the fixtures in fixtures/ are by construction, typed
+ * once for every test that checks wallspy against them (the fixtures'
+ * header comments say the same in prose).
+ */
+#ifndef FIXTURE_TRUTH_H
+#define FIXTURE_TRUTH_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* fixtures/threads_blocked.c: one thread per way of blocking, each in a
+ * noinline `inner` function called directly from a noinline `outer` one,
+ * itself called from thread_main (start_thread's routine). */
+struct tb_thread {
+	const char *name;            /* its comm */
+	const char *outer;
+	const char *inner;
+	const char *wait_reason;     /* its system call; NULL: running */
+	const char *wait_reason_alt; /* what glibc may call instead */
+};
+
+enum { TB_THREADS = 6 };
+extern const struct tb_thread tb_threads[TB_THREADS];
+
+/* The main thread's comm (it waits in sigtimedwait; not in the table). */
+#define TB_MAIN_NAME "threads_blocked"
+/* The routine every table thread starts in (pthread_create's). */
+#define TB_THREAD_MAIN "thread_main"
+
+/* Waits up to 10 s until a tracer samples threads_blocked `pid`: its
+ * t_sleep, asleep for an hour, is woken only by PTRACE_INTERRUPT, twice a
+ * tick (/proc/PID/task/TID/status); fails the test when it is not. */
+void tb_wait_sampled(pid_t pid);
+
+/* fixtures/thread_churn.c: the sum it prints ("churn done COUNT sum=SUM"),
+ * computed here independently. */
+uint64_t churn_sum(uint64_t count);
+
+#endif

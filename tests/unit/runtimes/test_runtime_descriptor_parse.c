@@ -1,0 +1,386 @@
+/*
+ * Unit tests of runtime descriptor parsing (src/runtimes/
+ * runtime_descriptor_parse.c, ws_descriptor_parse): greenrt's descriptors
+ * resolved against greenrt_parked's DWARF, read offline from the fixture's
+ * file (no process), through a ws_dwtype_program whose memory reader is an
+ * empty in-memory image that counts reads: parsing resolves names, it reads
+ * no target memory. The resolved offsets and sizes are checked against the
+ * compiler's, from fixtures/greenrt/greenrt.h compiled into this test; the
+ * state values against greenrt's enum. Bad descriptors are the fixture's
+ * real one with one change (tests/lib/descriptor_edit) or files of
+ * tests/data; each error has its kind (WS_ERR_USAGE: exit 2, a malformed
+ * descriptor; WS_ERR_NO_DEBUGINFO: exit 7, a name the DWARF lacks) and one
+ * line naming the descriptor, the JSON path and the missing name. How the
+ * binary reports them (exit code, message, the target unharmed) is
+ * tests/e2e/test_e2e_descriptor.c.
+ */
+#include <criterion/criterion.h>
+#include <elfutils/libdwfl.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ucontext.h>
+
+#include "descriptor_edit.h"
+#include "e2e_util.h"
+#include "greenrt.h"
+#include "runtime_descriptor_internal.h"
+#include "ws_dwtype.h"
+
+#define FIXTURE "greenrt/greenrt_parked"
+#define DATA_DIR WS_SOURCE_DIR "/tests/data"
+#define SOURCE "test.wallspy.json"
+
+/* ---- the program over the fixture's DWARF, memory in an empty image ---- */
+
+static Dwfl *dwfl;
+static struct ws_dwtype_program *prog;
+static unsigned long reads;
+
+static struct ws_error *image_read(void *arg, uint64_t address, void *buf,
+				   size_t size)
+{
+	(void)arg;
+	(void)buf;
+	reads++;
+	return ws_error_create(WS_ERR_OTHER, "image: nothing at 0x%" PRIx64 "+%zu",
+			       address, size);
+}
+
+static const Dwfl_Callbacks offline = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+static void open_fixture(void)
+{
+	const char *path = e2e_fixture(FIXTURE);
+	static const struct ws_memory_reader image = { image_read, NULL };
+
+	dwfl = dwfl_begin(&offline);
+	cr_assert_not_null(dwfl);
+	cr_assert_not_null(dwfl_report_offline(dwfl, "greenrt_parked", path, -1),
+			   "%s: %s", path, dwfl_errmsg(-1));
+	cr_assert_eq(dwfl_report_end(dwfl, NULL, NULL), 0);
+	struct ws_error *err = ws_dwtype_program_create(dwfl, &image, &prog);
+	cr_assert_null(err, "%s", err ? err->message : "");
+	reads = 0;
+}
+
+static void close_fixture(void)
+{
+	ws_dwtype_program_destroy(prog);
+	prog = NULL;
+	if (dwfl)
+		dwfl_end(dwfl);
+	dwfl = NULL;
+	e2e_cleanup();
+}
+
+#define FIXTURE_OPTS .init = open_fixture, .fini = close_fixture, .timeout = 30
+
+/* Parses text as descriptor SOURCE; NULL on success (d filled). */
+static struct ws_error *parse(const char *text, struct descriptor *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->source = SOURCE;
+	return ws_descriptor_parse(d, prog, text);
+}
+
+/* ---- good descriptors ---- */
+
+static const struct reg_field *reg(const struct descriptor *d, int regno)
+{
+	for (size_t i = 0; i < d->nregs; i++)
+		if (d->regs[i].regno == regno)
+			return &d->regs[i];
+	return NULL;
+}
+
+#define GREG_OFFSET(r) \
+	(offsetof(struct greenrt_task, ctx.uc_mcontext.gregs) + (r) * sizeof(greg_t))
+
+/* What both greenrt descriptors resolve alike: the task's members and
+ * registers (ucontext gregs by glibc's REG_* numbers, as DWARF numbers:
+ * rip 16, rsp 7, rbp 6, rbx 3, r12-r15 12-15), states and workers. */
+static void check_common(const struct descriptor *d)
+{
+	static const struct { int regno, greg; } regs[] = {
+		{ 16, REG_RIP }, { 7, REG_RSP }, { 6, REG_RBP }, { 3, REG_RBX },
+		{ 12, REG_R12 }, { 13, REG_R13 }, { 14, REG_R14 }, { 15, REG_R15 },
+	};
+
+	cr_assert_str_eq(d->name, "greenrt");
+	cr_assert_str_eq(d->root_function, "greenrt_task_main");
+	cr_assert_eq(d->task_size, sizeof(struct greenrt_task));
+	cr_assert(d->has_id && d->has_name && d->has_entry && d->has_worker &&
+		  d->has_stack);
+	cr_assert_eq(d->id.offset, offsetof(struct greenrt_task, id));
+	cr_assert_eq(d->id.size, sizeof(uint64_t));
+	cr_assert_eq(d->name_field.offset, offsetof(struct greenrt_task, name));
+	cr_assert_eq(d->name_field.size, GREENRT_NAME_LEN);
+	cr_assert_eq(d->state.offset, offsetof(struct greenrt_task, state));
+	cr_assert_eq(d->state.size, sizeof(enum greenrt_state));
+	cr_assert_eq(d->reason_kind, REASON_STRING, "wait_reason is a string");
+	cr_assert_eq(d->reason.offset, offsetof(struct greenrt_task, wait_reason));
+	cr_assert_eq(d->stack_lo.offset, offsetof(struct greenrt_task, stack_lo));
+	cr_assert_eq(d->stack_hi.offset, offsetof(struct greenrt_task, stack_hi));
+	cr_assert_eq(d->entry.offset, offsetof(struct greenrt_task, entry));
+	cr_assert_eq(d->worker.offset, offsetof(struct greenrt_task, worker));
+
+	cr_assert_eq(d->nregs, 8);
+	for (size_t i = 0; i < sizeof(regs) / sizeof(regs[0]); i++) {
+		const struct reg_field *r = reg(d, regs[i].regno);
+
+		cr_assert_not_null(r, "no register %d", regs[i].regno);
+		cr_assert_eq(r->field.offset, GREG_OFFSET(regs[i].greg),
+			     "register %d at %" PRIu64 ", gregs[%d] is at %zu",
+			     regs[i].regno, r->field.offset, regs[i].greg,
+			     GREG_OFFSET(regs[i].greg));
+		cr_assert_eq(r->field.size, sizeof(greg_t));
+	}
+
+	/* Enumerator names resolved to greenrt's values. */
+	cr_assert_eq(d->states.n, 5);
+	cr_assert_str_eq(ws_descriptor_map_lookup(&d->states, GREENRT_NEW), "runnable");
+	cr_assert_str_eq(ws_descriptor_map_lookup(&d->states, GREENRT_RUNNABLE),
+			 "runnable");
+	cr_assert_str_eq(ws_descriptor_map_lookup(&d->states, GREENRT_RUNNING),
+			 "running");
+	cr_assert_str_eq(ws_descriptor_map_lookup(&d->states, GREENRT_WAITING),
+			 "waiting");
+	cr_assert_str_eq(ws_descriptor_map_lookup(&d->states, GREENRT_DONE), "done");
+	cr_assert_null(ws_descriptor_map_lookup(&d->states, 12345));
+
+	cr_assert(d->has_workers && d->has_worker_count);
+	cr_assert_eq(d->workers.kind, WS_DWTYPE_ARRAY);
+	cr_assert_eq(d->worker_size, sizeof(struct greenrt_worker));
+	cr_assert_eq(d->worker_tid.offset, offsetof(struct greenrt_worker, tid));
+	cr_assert_eq(d->worker_current.offset,
+		     offsetof(struct greenrt_worker, current));
+}
+
+Test(runtime_descriptor_parse, pointer_array_descriptor, FIXTURE_OPTS)
+{
+	struct descriptor d;
+	struct ws_error *err = parse(de_text(de_load(GREENRT_DESCRIPTOR)), &d);
+
+	cr_assert_null(err, "%s", err ? err->message : "");
+	check_common(&d);
+	cr_assert_eq(d.layout, LAYOUT_POINTER_ARRAY);
+	cr_assert(d.has_count);
+	cr_assert_not(d.has_next);
+	cr_assert(d.has_switches);
+	cr_assert_eq(d.switches.offset, offsetof(struct greenrt_task, switches));
+	cr_assert_eq(reads, 0, "parsing read the target's memory %lu times", reads);
+	ws_descriptor_deinit(&d);
+}
+
+Test(runtime_descriptor_parse, list_descriptor, FIXTURE_OPTS)
+{
+	struct descriptor d;
+	struct ws_error *err = parse(de_text(de_load(GREENRT_LIST_DESCRIPTOR)), &d);
+
+	cr_assert_null(err, "%s", err ? err->message : "");
+	check_common(&d);
+	cr_assert_eq(d.layout, LAYOUT_LIST);
+	cr_assert_eq(d.registry.kind, WS_DWTYPE_POINTER);
+	cr_assert(d.has_next);
+	cr_assert_eq(d.next.offset, offsetof(struct greenrt_task, all_next));
+	cr_assert_not(d.has_switches, "the list form has no switch count");
+	cr_assert_eq(reads, 0, "parsing read the target's memory %lu times", reads);
+	ws_descriptor_deinit(&d);
+}
+
+/* ---- bad descriptors ---- */
+
+/* Parsing text fails with `kind` and one line naming the descriptor and
+ * each of names (NULL-terminated). Returns the message. */
+static const char *check_rejected(const char *text, enum ws_error_kind kind,
+				  const char *const names[])
+{
+	struct descriptor d;
+	struct ws_error *err = parse(text, &d);
+	static char message[1024];
+
+	cr_assert_not_null(err, "a bad descriptor was accepted");
+	snprintf(message, sizeof(message), "%s", err->message);
+	cr_log_info("-> kind %d: %s", err->kind, message);
+	cr_assert_eq(err->kind, kind, "kind %d, expected %d: %s", err->kind, kind,
+		     message);
+	ws_error_destroy(err);
+	ws_descriptor_deinit(&d);
+	cr_assert_null(strchr(message, '\n'), "not one line: %s", message);
+	cr_assert(strstr(message, SOURCE), "the error does not name %s: %s",
+		  SOURCE, message);
+	for (int i = 0; names && names[i]; i++)
+		cr_assert(strstr(message, names[i]), "the error does not name %s: %s",
+			  names[i], message);
+	return message;
+}
+
+#define NAMES(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+/* The fixture's descriptor with string `key` of the object at `path` set
+ * to `value` (NULL: deleted). */
+static const char *edited(const char *file, const char *path, const char *key,
+			  const char *value)
+{
+	cJSON *d = de_load(file);
+
+	if (value)
+		de_set_string(d, path, key, value);
+	else
+		de_delete(d, path, key);
+	return de_text(d);
+}
+
+/* --- not JSON (WS_ERR_USAGE) --- */
+
+/* A pretty-printed descriptor missing a comma, the commonest typo: the
+ * error points at the first token that cannot follow, where "next" starts
+ * in the file (line and column counted here from the file itself). */
+Test(runtime_descriptor_parse, malformed_missing_comma, FIXTURE_OPTS)
+{
+	const char *text = e2e_read_file(DATA_DIR "/descriptor_missing_comma.json");
+	cr_assert_not_null(text);
+	const char *token = strstr(text, "\"next\"");
+	cr_assert_not_null(token);
+	int line = 1, column = 1;
+	for (const char *p = text; p < token; p++) {
+		column = *p == '\n' ? 1 : column + 1;
+		line += *p == '\n';
+	}
+	char where[64];
+	snprintf(where, sizeof(where), "line %d, column %d", line, column);
+	check_rejected(text, WS_ERR_USAGE, NAMES("invalid JSON", where));
+}
+
+Test(runtime_descriptor_parse, malformed_truncated, FIXTURE_OPTS)
+{
+	const char *text = e2e_read_file(DATA_DIR "/descriptor_truncated.json");
+
+	cr_assert_not_null(text);
+	check_rejected(text, WS_ERR_USAGE, NAMES("invalid JSON"));
+}
+
+Test(runtime_descriptor_parse, not_an_object, FIXTURE_OPTS)
+{
+	check_rejected("[1, 2, 3]\n", WS_ERR_USAGE, NAMES("$.wallspy"));
+}
+
+/* --- format errors (WS_ERR_USAGE) --- */
+
+Test(runtime_descriptor_parse, wrong_format_tag, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_DESCRIPTOR, "", "wallspy",
+			      "runtime-descriptor/99"),
+		       WS_ERR_USAGE, NAMES("$.wallspy"));
+}
+
+Test(runtime_descriptor_parse, missing_name, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_DESCRIPTOR, "", "name", NULL),
+		       WS_ERR_USAGE, NAMES("$.name"));
+}
+
+Test(runtime_descriptor_parse, missing_registry_global, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_DESCRIPTOR, "registry", "global", NULL),
+		       WS_ERR_USAGE, NAMES("$.registry.global"));
+}
+
+Test(runtime_descriptor_parse, missing_rip_register, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_DESCRIPTOR, "task.registers", "rip", NULL),
+		       WS_ERR_USAGE, NAMES("$.task.registers.rip"));
+}
+
+Test(runtime_descriptor_parse, missing_state_member, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_DESCRIPTOR, "task.state", "member", NULL),
+		       WS_ERR_USAGE, NAMES("$.task.state.member"));
+}
+
+Test(runtime_descriptor_parse, unknown_layout, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_DESCRIPTOR, "registry", "layout", "tree"),
+		       WS_ERR_USAGE, NAMES("$.registry.layout"));
+}
+
+/* A list needs the member linking its tasks. */
+Test(runtime_descriptor_parse, list_without_next, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_LIST_DESCRIPTOR, "registry", "next", NULL),
+		       WS_ERR_USAGE, NAMES("$.registry.next"));
+}
+
+/* A state name wallspy does not know (not running, runnable, waiting,
+ * syscall, idle or done). */
+Test(runtime_descriptor_parse, unknown_state_name, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_DESCRIPTOR, "task.state.values",
+			      "GREENRT_RUNNING", "spinning"),
+		       WS_ERR_USAGE, NAMES("$.task.state.values.GREENRT_RUNNING",
+					   "'spinning'"));
+}
+
+/* --- names missing from DWARF (WS_ERR_NO_DEBUGINFO) --- */
+
+Test(runtime_descriptor_parse, global_not_in_dwarf, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_DESCRIPTOR, "registry", "global",
+			      "greenrt_all_taskz"),
+		       WS_ERR_NO_DEBUGINFO,
+		       NAMES("$.registry.global", "greenrt_all_taskz"));
+}
+
+Test(runtime_descriptor_parse, count_global_not_in_dwarf, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_DESCRIPTOR, "registry", "count",
+			      "greenrt_task_counter"),
+		       WS_ERR_NO_DEBUGINFO,
+		       NAMES("$.registry.count", "greenrt_task_counter"));
+}
+
+/* The brief's example: a register path whose first member is misspelt. */
+Test(runtime_descriptor_parse, member_not_in_dwarf, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_DESCRIPTOR, "task.registers", "rip",
+			      "ctxx.uc_mcontext.gregs[16]"),
+		       WS_ERR_NO_DEBUGINFO,
+		       NAMES("$.task.registers.rip", "'ctxx'", "struct greenrt_task"));
+}
+
+/* A miss deep in a member path: the member that is missing is named. */
+Test(runtime_descriptor_parse, nested_member_not_in_dwarf, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_DESCRIPTOR, "task.registers", "rsp",
+			      "ctx.uc_mcontext.gregz[15]"),
+		       WS_ERR_NO_DEBUGINFO, NAMES("$.task.registers.rsp", "'gregz'"));
+}
+
+Test(runtime_descriptor_parse, list_link_not_in_dwarf, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_LIST_DESCRIPTOR, "registry", "next",
+			      "all_nxt"),
+		       WS_ERR_NO_DEBUGINFO, NAMES("$.registry.next", "'all_nxt'"));
+}
+
+Test(runtime_descriptor_parse, worker_member_not_in_dwarf, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_DESCRIPTOR, "workers", "tid", "thread_id"),
+		       WS_ERR_NO_DEBUGINFO, NAMES("$.workers.tid", "'thread_id'"));
+}
+
+/* A state value that enum greenrt_state does not have. */
+Test(runtime_descriptor_parse, enumerator_not_in_dwarf, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_DESCRIPTOR, "task.state.values",
+			      "GREENRT_PARKED", "waiting"),
+		       WS_ERR_NO_DEBUGINFO,
+		       NAMES("$.task.state.values.GREENRT_PARKED", "GREENRT_PARKED",
+			     "enum greenrt_state"));
+}
