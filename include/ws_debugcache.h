@@ -19,7 +19,7 @@
 #ifndef WS_DEBUGCACHE_H
 #define WS_DEBUGCACHE_H
 
-#include <elfutils/libdwfl.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -79,25 +79,13 @@ struct ws_error *ws_debugcache_get(struct ws_debugcache *cache, int fd,
 				   size_t build_id_len, int *ret_fd,
 				   char **ret_path);
 
-/* Makes `cache` (NULL: none, a no-op) the cache of every module of `dwfl`
- * that has none yet, through the module's userdata, where the callbacks
- * below find it: call it after each dwfl_report_end. The cache must
- * outlive the Dwfl. Not for a Dwfl whose module userdata is used for
- * anything else. */
-void ws_debugcache_attach(struct ws_debugcache *cache, Dwfl *dwfl);
+/* One stderr line "wallspy: debug cache: ..." when the cache logs its
+ * decisions (ws_debugcache_options.log), else nothing. */
+__attribute__((format(printf, 2, 3)))
+void ws_debugcache_log(const struct ws_debugcache *cache, const char *fmt, ...);
 
-/* Dwfl callbacks, drop-in replacements for dwfl_linux_proc_find_elf and
- * dwfl_standard_find_debuginfo: they call those, or hand libdwfl the cached
- * copy instead when the file found has compressed DWARF and the module has
- * a usable cache (ws_debugcache_attach; none: exactly the standard ones). */
-int ws_debugcache_find_elf(Dwfl_Module *mod, void **userdata,
-			   const char *module_name, Dwarf_Addr base,
-			   char **file_name, Elf **elfp);
-int ws_debugcache_find_debuginfo(Dwfl_Module *mod, void **userdata,
-				 const char *modname, Dwarf_Addr base,
-				 const char *file_name,
-				 const char *debuglink_file,
-				 GElf_Word debuglink_crc,
-				 char **debuginfo_file_name);
+/* bytes[0..len) as lowercase hex into out (2 * len + 1 bytes): how cache
+ * entries and .build-id paths spell a build-id. */
+void ws_debugcache_hex(const unsigned char *bytes, size_t len, char *out);
 
 #endif

@@ -37,17 +37,24 @@ struct ws_location {
 	struct ws_frame frames[];
 };
 
-struct ws_debugcache;
+struct ws_finder_options;
 
 /* Reports the modules of `pid` (which need not be stopped). Their files
- * come through `debug_cache` (borrowed; it must outlive symbols), which
- * swaps in uncompressed copies of compressed DWARF; NULL: as installed. */
-struct ws_error *ws_symbols_create_cached(pid_t pid,
-					  struct ws_debugcache *debug_cache,
-					  struct ws_symbols **ret);
+ * are opened through the target's view of the filesystem, debug info
+ * found in its root, then the host's, then through files->debuginfod, and
+ * compressed DWARF swapped for files->debug_cache's uncompressed copies
+ * (ws_finder.h; files may be NULL: neither; what it points to is borrowed
+ * and must outlive symbols). */
+struct ws_error *ws_symbols_create_with(pid_t pid,
+					const struct ws_finder_options *files,
+					struct ws_symbols **ret);
 
-/* ws_symbols_create_cached without a cache: debug info as installed. */
+/* ws_symbols_create_with without a cache or debuginfod. */
 struct ws_error *ws_symbols_create(pid_t pid, struct ws_symbols **ret);
+
+/* Whether the target sees another filesystem than wallspy (ws_finder.h):
+ * its paths in /proc/PID/maps are not the host's. */
+bool ws_symbols_foreign(const struct ws_symbols *symbols);
 
 /* Frees everything, including every ws_location handed out. NULL is fine. */
 void ws_symbols_destroy(struct ws_symbols *symbols);

@@ -72,4 +72,11 @@ void ws_unwinder_new_tick(struct ws_unwinder *unwinder);
 size_t ws_unwind(struct ws_unwinder *unwinder, const struct ws_snapshot *snap,
 		 struct ws_pc *pcs, size_t max, const char **stop_reason);
 
+/* Whether the last ws_unwind (libunwind's) found no unwind table for a pc
+ * inside a module the Dwfl knows (its file is deleted, or it is the vDSO:
+ * libunwind-ptrace opens files by their /proc/PID/maps path) and guessed
+ * its caller from frame pointers: libdw, which reads through the Dwfl,
+ * may do better. */
+bool ws_unwinder_guessed(const struct ws_unwinder *unwinder);
+
 #endif

@@ -2,10 +2,10 @@
  * The decompressed-debuginfo cache (ws_debugcache.h). libdw inflates every
  * SHF_COMPRESSED section it reads, on every run; here an uncompressed copy
  * is written once and handed to libdwfl by fd from then on. This file owns
- * the cache directory (whether it is safe, atomic writes into it), the
- * lookup by build-id and the Dwfl callbacks; reading, checking and writing
- * the ELF files themselves is debugcache_elf.c's. libdwfl owns the fds and
- * names returned to it. Legacy GNU .zdebug_* sections are left to libdw
+ * the cache directory (whether it is safe, atomic writes into it) and the
+ * lookup by build-id; reading, checking and writing the ELF files
+ * themselves is debugcache_elf.c's, finding the files the finder's
+ * (finder.c). Legacy GNU .zdebug_* sections are left to libdw
  * (renaming them would mean rewriting the section name table): a file with
  * only those is not cached.
  */
@@ -35,10 +35,6 @@ struct ws_debugcache {
 	bool log;
 };
 
-/* libdwfl's default debuginfo_path ends in this directory; its build-id
- * lookup tries DIR/.build-id/xx/rest.debug first. */
-static const char debug_root[] = "/usr/lib/debug";
-
 /* A GNU build-id is at most 64 bytes in practice (SHA-256 is 32); Go's
  * build ID note is 83 (its actionID/contentID string); anything longer is
  * not worth a file name. */
@@ -46,8 +42,7 @@ enum { MAX_BUILD_ID = 100 };
 
 /* ---- logging: silent unless asked, one line per decision ---- */
 
-__attribute__((format(printf, 2, 3)))
-static void cache_log(const struct ws_debugcache *cache, const char *fmt, ...)
+void ws_debugcache_log(const struct ws_debugcache *cache, const char *fmt, ...)
 {
 	if (!cache->log)
 		return;
@@ -168,12 +163,12 @@ static bool cache_usable(struct ws_debugcache *cache)
 	if (cache->state == CACHE_UNOPENED) {
 		cache->state = CACHE_UNUSABLE;
 		if (!cache->path) {
-			cache_log(cache, "off");
+			ws_debugcache_log(cache, "off");
 			return false;
 		}
 		struct ws_error *err = open_dir(cache->path, &cache->dirfd);
 		if (err) {
-			cache_log(cache, "%s", err->message);
+			ws_debugcache_log(cache, "%s", err->message);
 			ws_error_destroy(err);
 			return false;
 		}
@@ -219,7 +214,7 @@ static struct ws_error *store_copy(struct ws_debugcache *cache, Elf *orig,
 
 /* ---- the lookup ---- */
 
-static void hex(const unsigned char *bytes, size_t len, char *out)
+void ws_debugcache_hex(const unsigned char *bytes, size_t len, char *out)
 {
 	static const char digits[] = "0123456789abcdef";
 	for (size_t i = 0; i < len; i++) {
@@ -288,14 +283,14 @@ struct ws_error *ws_debugcache_get(struct ws_debugcache *cache, int fd,
 		err = ws_error_create(WS_ERR_OTHER, "build-id differs from the module's");
 		goto out;
 	}
-	hex(id, (size_t)id_len, name);
+	ws_debugcache_hex(id, (size_t)id_len, name);
 	strcat(name, kind == WS_DEBUGCACHE_MAIN ? ".elf" : ".debug");
 
 	struct ws_error *why;
 	int cfd = open_checked(cache, name, orig, id, (size_t)id_len, &why);
 	if (cfd < 0) {
 		if (why)
-			cache_log(cache, "%s/%s: %s; writing it anew",
+			ws_debugcache_log(cache, "%s/%s: %s; writing it anew",
 				  cache->path, name, why->message);
 		ws_error_destroy(why);
 		err = store_copy(cache, orig, name);
@@ -309,7 +304,7 @@ struct ws_error *ws_debugcache_get(struct ws_debugcache *cache, int fd,
 							  "vanished after writing");
 			goto out;
 		}
-		cache_log(cache, "wrote %s/%s", cache->path, name);
+		ws_debugcache_log(cache, "wrote %s/%s", cache->path, name);
 	}
 	if (asprintf(ret_path, "%s/%s", cache->path, name) < 0) {
 		*ret_path = NULL;
@@ -321,129 +316,4 @@ struct ws_error *ws_debugcache_get(struct ws_debugcache *cache, int fd,
 out:
 	elf_end(orig);
 	return err;
-}
-
-/* ---- the Dwfl callbacks ---- */
-
-static int attach_module(Dwfl_Module *mod, void **userdata, const char *name,
-			 Dwarf_Addr start, void *arg)
-{
-	(void)mod, (void)name, (void)start;
-	if (!*userdata)
-		*userdata = arg;
-	return DWARF_CB_OK;
-}
-
-void ws_debugcache_attach(struct ws_debugcache *cache, Dwfl *dwfl)
-{
-	if (cache)
-		dwfl_getmodules(dwfl, attach_module, cache, 0);
-}
-
-/* The cache of the module whose callback this is (its userdata), if it
- * can be used; NULL when it has none, is off or unusable. */
-static struct ws_debugcache *module_cache(void **userdata)
-{
-	struct ws_debugcache *cache = userdata ? *userdata : NULL;
-	return cache && cache_usable(cache) ? cache : NULL;
-}
-
-int ws_debugcache_find_elf(Dwfl_Module *mod, void **userdata,
-			   const char *module_name, Dwarf_Addr base,
-			   char **file_name, Elf **elfp)
-{
-	int fd = dwfl_linux_proc_find_elf(mod, userdata, module_name, base,
-					  file_name, elfp);
-	if (fd < 0 || *elfp)
-		return fd;	/* nothing found, or an image read from memory */
-	struct ws_debugcache *cache = module_cache(userdata);
-	if (!cache)
-		return fd;
-	int cfd;
-	char *path;
-	struct ws_error *err = ws_debugcache_get(cache, fd, WS_DEBUGCACHE_MAIN,
-						 NULL, 0, &cfd, &path);
-	if (err) {
-		cache_log(cache, "%s: %s", module_name, err->message);
-		ws_error_destroy(err);
-	}
-	if (cfd < 0)
-		return fd;
-	/* Only the contents change: *file_name stays the original's path,
-	 * where libdwfl looks for a separate debug file by .gnu_debuglink. */
-	free(path);
-	close(fd);
-	return cfd;
-}
-
-/* libdwfl asks this callback for two things: a module's separate debug
- * file, and later the dwz file its DWARF names in .gnu_debugaltlink. The
- * second comes once the debug file is named, or (DWARF in the main file)
- * with the alt file's name as debuglink_file and crc 0, where a real
- * .gnu_debuglink always carries its CRC. Only the first is the module's
- * build-id's file. */
-static bool is_debug_file_request(Dwfl_Module *mod, const char *debuglink_file,
-				  GElf_Word debuglink_crc,
-				  char *const *debuginfo_file_name)
-{
-	const char *debugfile = NULL;
-	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
-	return !debugfile && !*debuginfo_file_name &&
-	       !(debuglink_file && debuglink_crc == 0);
-}
-
-/* The cached copy of mod's separate debug file, found the way libdwfl
- * first looks (DEBUG_ROOT/.build-id/xx/rest.debug); -1 when there is none
- * or it needs no copy. The standard finder cannot be asked first: on
- * success it has already opened the file into the module behind our back,
- * and the fd we return would be ignored. */
-static int cached_debuginfo(Dwfl_Module *mod, void **userdata,
-			    char **debuginfo_file_name)
-{
-	struct ws_debugcache *cache = module_cache(userdata);
-	if (!cache)
-		return -1;
-	const unsigned char *bits;
-	GElf_Addr vaddr;
-	int len = dwfl_module_build_id(mod, &bits, &vaddr);
-	if (len < 2 || len > MAX_BUILD_ID)
-		return -1;
-	char id[2 * MAX_BUILD_ID + 1], path[sizeof(debug_root) + 2 * MAX_BUILD_ID + 32];
-	hex(bits, (size_t)len, id);
-	snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", debug_root,
-		 id, id + 2);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	int cfd;
-	char *cpath;
-	struct ws_error *err = ws_debugcache_get(cache, fd, WS_DEBUGCACHE_DEBUG,
-						 bits, (size_t)len, &cfd, &cpath);
-	close(fd);
-	if (err) {
-		cache_log(cache, "%s: %s", path, err->message);
-		ws_error_destroy(err);
-		return -1;
-	}
-	if (cfd >= 0)
-		*debuginfo_file_name = cpath;	/* libdwfl frees it */
-	return cfd;
-}
-
-int ws_debugcache_find_debuginfo(Dwfl_Module *mod, void **userdata,
-				 const char *modname, Dwarf_Addr base,
-				 const char *file_name,
-				 const char *debuglink_file,
-				 GElf_Word debuglink_crc,
-				 char **debuginfo_file_name)
-{
-	if (mod && is_debug_file_request(mod, debuglink_file, debuglink_crc,
-					 debuginfo_file_name)) {
-		int fd = cached_debuginfo(mod, userdata, debuginfo_file_name);
-		if (fd >= 0)
-			return fd;
-	}
-	return dwfl_standard_find_debuginfo(mod, userdata, modname, base,
-					    file_name, debuglink_file,
-					    debuglink_crc, debuginfo_file_name);
 }

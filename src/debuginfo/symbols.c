@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ws_debugcache.h"
+#include "ws_finder.h"
 #include "ws_hash.h"
 
 /* One slot of the location cache; location == NULL marks an empty slot. */
@@ -38,7 +38,7 @@ struct string_slot {
 struct ws_symbols {
 	pid_t pid;
 	Dwfl *dwfl;
-	struct ws_debugcache *debug_cache;	/* borrowed; NULL: none */
+	struct ws_finder *finder;	/* where module files come from */
 	/* Open addressing with linear probing; capacities are powers of two. */
 	struct cache_slot *cache;
 	size_t cache_capacity;
@@ -59,20 +59,6 @@ enum {
 static const struct ws_location nomem_location = {
 	.nframes = 1,
 	.frames = { { .function = NULL } },
-};
-
-/* find_elf opens each module by the path in /proc/PID/maps (or reads the
- * vDSO from memory); find_debuginfo looks in /usr/lib/debug and .build-id.
- * Both are libdwfl's standard ones wrapped by ws_debugcache, which swaps in
- * an uncompressed copy of a file whose DWARF is compressed (libdw would
- * inflate it on every run), when the module carries a cache
- * (ws_debugcache_attach after each report). Callbacks must outlive the
- * Dwfl, hence static. */
-static char *debuginfo_path;
-static const Dwfl_Callbacks proc_callbacks = {
-	.find_elf = ws_debugcache_find_elf,
-	.find_debuginfo = ws_debugcache_find_debuginfo,
-	.debuginfo_path = &debuginfo_path,
 };
 
 /* pcs of one function differ in the low bits only, and the table indexes
@@ -420,22 +406,26 @@ static struct ws_error *report_error(int rc, pid_t pid)
 
 struct ws_error *ws_symbols_create(pid_t pid, struct ws_symbols **ret)
 {
-	return ws_symbols_create_cached(pid, NULL, ret);
+	return ws_symbols_create_with(pid, NULL, ret);
 }
 
-struct ws_error *ws_symbols_create_cached(pid_t pid,
-					  struct ws_debugcache *debug_cache,
-					  struct ws_symbols **ret)
+struct ws_error *ws_symbols_create_with(pid_t pid,
+					const struct ws_finder_options *files,
+					struct ws_symbols **ret)
 {
 	struct ws_symbols *symbols = calloc(1, sizeof(*symbols));
 	if (!symbols)
 		return &ws_error_nomem;
 	symbols->pid = pid;
-	symbols->debug_cache = debug_cache;
+	struct ws_error *ferr = ws_finder_create(pid, files, &symbols->finder);
+	if (ferr) {
+		free(symbols);
+		return ferr;
+	}
 	symbols->cache = calloc(CACHE_INITIAL_CAPACITY,
 				sizeof(*symbols->cache));
 	if (!symbols->cache) {
-		free(symbols);
+		ws_symbols_destroy(symbols);
 		return &ws_error_nomem;
 	}
 	symbols->cache_capacity = CACHE_INITIAL_CAPACITY;
@@ -444,7 +434,7 @@ struct ws_error *ws_symbols_create_cached(pid_t pid,
 		return &ws_error_nomem;
 	}
 
-	symbols->dwfl = dwfl_begin(&proc_callbacks);
+	symbols->dwfl = dwfl_begin(ws_finder_callbacks());
 	if (!symbols->dwfl) {
 		ws_symbols_destroy(symbols);
 		return ws_error_create(WS_ERR_OTHER, "dwfl_begin: %s",
@@ -463,7 +453,7 @@ struct ws_error *ws_symbols_create_cached(pid_t pid,
 		ws_symbols_destroy(symbols);
 		return err;
 	}
-	ws_debugcache_attach(debug_cache, symbols->dwfl);
+	ws_finder_attach(symbols->finder, symbols->dwfl);
 	*ret = symbols;
 	return NULL;
 }
@@ -481,6 +471,7 @@ void ws_symbols_destroy(struct ws_symbols *symbols)
 	symbols_index_deinit(&symbols->index);
 	if (symbols->dwfl)
 		dwfl_end(symbols->dwfl);
+	ws_finder_destroy(symbols->finder);
 	free(symbols);
 }
 
@@ -529,13 +520,18 @@ struct ws_error *ws_symbols_refresh(struct ws_symbols *symbols)
 		err = ws_error_create(WS_ERR_OTHER,
 				      "read modules of process %d: %s",
 				      (int)symbols->pid, dwfl_errmsg(-1));
-	/* Modules new since the last report have no cache yet. */
-	ws_debugcache_attach(symbols->debug_cache, symbols->dwfl);
+	/* Modules new since the last report have no finder yet. */
+	ws_finder_attach(symbols->finder, symbols->dwfl);
 	if (err)
 		return err;
 	if (!cache_rebuild(symbols, symbols->cache_capacity, is_unmapped))
 		return &ws_error_nomem;
 	return NULL;
+}
+
+bool ws_symbols_foreign(const struct ws_symbols *symbols)
+{
+	return ws_finder_foreign(symbols->finder);
 }
 
 Elf_Scn *ws_module_find_section(Dwfl_Module *mod, const char *name)

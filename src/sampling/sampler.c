@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 
 #include "ws_clock.h"
+#include "ws_finder.h"
 #include "ws_grow.h"
 #include "ws_snapshot.h"
 #include "ws_symbols.h"
@@ -25,11 +26,14 @@ static const char *const phase_names[WS_NPHASES] = {"stop", "list", "copy",
 						     "resume"};
 
 /* The runtime's unwinder, unless a switch overrides it (for comparing the
- * two; see wallspy(1)). */
+ * two; see wallspy(1)). libdw's for a target in a container: libunwind
+ * would read unwind tables from the host's file at the same path, which
+ * is missing or another file. */
 static struct ws_error *choose_backend(struct ws_sampler *s)
 {
 	const struct ws_runtime_caps *caps = s->runtime ? s->runtime->caps : NULL;
-	bool libdw = caps && caps->prefer_libdw;
+	bool libdw = (caps && caps->prefer_libdw) ||
+		     ws_symbols_foreign(s->symbols);
 	if (s->options.switches.unwinder == WS_UNWINDER_LIBDW)
 		libdw = true;
 	else if (s->options.switches.unwinder == WS_UNWINDER_LIBUNWIND)
@@ -62,9 +66,11 @@ static void find_root(struct ws_sampler *s)
 
 static struct ws_error *open_debuginfo(struct ws_sampler *s)
 {
-	struct ws_error *err = ws_symbols_create_cached(s->target->pid,
-							 s->options.debug_cache,
-							 &s->symbols);
+	struct ws_finder_options files = {
+		.debug_cache = s->options.debug_cache,
+	};
+	struct ws_error *err = ws_symbols_create_with(s->target->pid, &files,
+						       &s->symbols);
 	if (err)
 		return err;
 	find_root(s);
@@ -215,9 +221,11 @@ static bool pc_in_code(struct ws_sampler *s, uint64_t pc, bool *reloaded)
 
 /* Unwinds with the runtime's backend and cuts the stack at the first pc
  * outside code. When libunwind went astray that way (it has no unwind info
- * for the vDSO and guesses from frame pointers), the stack is unwound again
- * with libdw, which reads the vDSO's CFI from memory, and the better result
- * is kept. */
+ * for the vDSO and guesses from frame pointers), or guessed at all (no
+ * unwind info for a module it cannot open by its /proc/PID/maps path: a
+ * deleted binary), the stack is unwound again with libdw, which reads the
+ * vDSO's CFI from memory and every file through the finder, and the
+ * better result is kept. */
 static size_t unwind_checked(struct ws_sampler *s,
 			     const struct ws_snapshot *snap,
 			     const char **stop_reason, bool *maps_reloaded)
@@ -225,12 +233,14 @@ static size_t unwind_checked(struct ws_sampler *s,
 	static const char astray[] = "unwind failed: a return address outside code";
 	size_t n = ws_unwind(s->unwinder, snap, s->pcs, s->options.max_frames,
 			     stop_reason);
+	bool guessed = ws_unwinder_guessed(s->unwinder);
 	size_t k = 0;
 	while (k < n && pc_in_code(s, s->pcs[k].pc, maps_reloaded))
 		k++;
-	if (k == n)
+	if (k == n && !guessed)
 		return n;
-	*stop_reason = astray;
+	if (k < n)
+		*stop_reason = astray;
 	if (ws_unwinder_backend(s->unwinder) != WS_UNWIND_LIBUNWIND)
 		return k;
 	struct ws_error *err = ws_unwinder_set_backend(s->unwinder,
@@ -247,7 +257,8 @@ static size_t unwind_checked(struct ws_sampler *s,
 	size_t k2 = 0;
 	while (k2 < n2 && pc_in_code(s, s->alt_pcs[k2].pc, maps_reloaded))
 		k2++;
-	if (k2 == n2 && n2 > k) {
+	/* A guess is worth no more than CFI of the same depth. */
+	if (k2 == n2 && (n2 > k || (guessed && n2 == k))) {
 		memcpy(s->pcs, s->alt_pcs, n2 * sizeof(*s->pcs));
 		*stop_reason = reason2;
 		return n2;

@@ -37,6 +37,7 @@ struct ws_unwinder {
 	void *upt;                 /* _UPT_create handle, for table lookups */
 	const struct ws_snapshot *snap; /* being unwound */
 	bool hit_truncation;
+	bool guessed;              /* see ws_unwinder_guessed */
 	struct page *pages;        /* direct-mapped remote page cache */
 	/* Frame steps learnt from libdw's unwinds, when frame sizes are
 	 * fixed per pc (Go): pc -> how far the caller's sp lies above this
@@ -145,8 +146,15 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip,
 			  unw_proc_info_t *pi, int need_unwind_info, void *arg)
 {
 	(void)arg;
-	return _UPT_find_proc_info(as, ip, pi, need_unwind_info,
-				   current->upt);
+	int rc = _UPT_find_proc_info(as, ip, pi, need_unwind_info,
+				     current->upt);
+	/* libunwind-ptrace opens the file by its /proc/PID/maps path: a
+	 * module libdwfl knows but that path does not reach (deleted, the
+	 * vDSO) leaves libunwind to guess from frame pointers. */
+	if (rc == -UNW_ENOINFO && current->dwfl &&
+	    dwfl_addrmodule(current->dwfl, ip))
+		current->guessed = true;
+	return rc;
 }
 
 static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi,
@@ -502,10 +510,16 @@ size_t ws_unwind(struct ws_unwinder *u, const struct ws_snapshot *snap,
 	current = u;
 	u->snap = snap;
 	u->hit_truncation = false;
+	u->guessed = false;
 	size_t n = u->backend == WS_UNWIND_LIBDW
 			   ? unwind_libdw(u, snap, pcs, max, stop_reason)
 			   : unwind_libunwind(u, snap, pcs, max, stop_reason);
 	u->snap = NULL;
 	current = NULL;
 	return n;
+}
+
+bool ws_unwinder_guessed(const struct ws_unwinder *u)
+{
+	return u->guessed;
 }

@@ -4,6 +4,8 @@
  */
 #include "elf_util.h"
 
+#include "e2e_util.h"
+
 #include <criterion/criterion.h>
 #include <elfutils/libdwelf.h>
 #include <errno.h>
@@ -250,4 +252,45 @@ void e2e_require_compressed_libc_debug(char *id, char *debug)
 	snprintf(debug, 512, "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
 	if (e2e_elf_compressed_sections(debug) <= 0)
 		cr_skip_test("%s missing or not compressed (libc6-dbg)", debug);
+}
+
+/* Runs objcopy with args (NULL-terminated, after "objcopy"). */
+static void objcopy(const char *const args[])
+{
+	char *argv[16];
+	int n = 0;
+
+	argv[n++] = (char *)"/usr/bin/objcopy";
+	for (; *args && n < 15; args++)
+		argv[n++] = (char *)*args;
+	argv[n] = NULL;
+	struct e2e_result res;
+	e2e_run(argv, NULL, 30000, &res);
+	cr_assert_eq(e2e_exit_code(&res), 0, "objcopy failed: %s", res.err);
+}
+
+const char *e2e_elf_split_debug(const char *src, const char *dir,
+				const char *name, const char *debug_name,
+				int how)
+{
+	const char *debug = e2e_path(dir, debug_name);
+	const char *out = e2e_path(dir, name);
+	const char *keep[] = { "--only-keep-debug", src, debug, NULL };
+	const char *compress[] = { "--compress-debug-sections=zlib", debug, NULL };
+
+	objcopy(keep);
+	if (how & E2E_SPLIT_COMPRESS)
+		objcopy(compress);
+	if (how & E2E_SPLIT_DEBUGLINK) {
+		/* objcopy computes the link's CRC from the file it names. */
+		char *link;
+		cr_assert(asprintf(&link, "--add-gnu-debuglink=%s", debug) > 0);
+		const char *strip[] = { "--strip-all", link, src, out, NULL };
+		objcopy(strip);
+		free(link);
+	} else {
+		const char *strip[] = { "--strip-all", src, out, NULL };
+		objcopy(strip);
+	}
+	return debug;
 }

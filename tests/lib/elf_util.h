@@ -54,6 +54,25 @@ bool e2e_in_code_of(pid_t pid, uint64_t address, const char *path);
  * least 129 bytes); false when it has none or is no ELF file. */
 bool e2e_elf_build_id(const char *path, char *out);
 
+/* How e2e_elf_split_debug splits. */
+enum e2e_split {
+	E2E_SPLIT_PLAIN = 0,
+	E2E_SPLIT_DEBUGLINK = 1,	/* the stripped file names its debug file */
+	E2E_SPLIT_COMPRESS = 2,		/* the debug file's DWARF zlib-compressed */
+};
+
+/* Splits the ELF file `src` the way distributions ship it, with binutils'
+ * objcopy: DIR/NAME gets the code without any symbol table or DWARF
+ * (--strip-all) and, with E2E_SPLIT_DEBUGLINK, a .gnu_debuglink naming
+ * DEBUG_NAME; the returned path (DIR/DEBUG_NAME, freed by e2e_cleanup)
+ * gets the symbols and DWARF alone (--only-keep-debug), compressed with
+ * E2E_SPLIT_COMPRESS (--compress-debug-sections=zlib, as Debian's dbgsym
+ * packages). Both keep the build-id. `how`: E2E_SPLIT_* or'ed. Fails the
+ * test when objcopy does. */
+const char *e2e_elf_split_debug(const char *src, const char *dir,
+				const char *name, const char *debug_name,
+				int how);
+
 /* Number of SHF_COMPRESSED sections of the ELF file at path; -1 when it is
  * not a readable ELF file. */
 int e2e_elf_compressed_sections(const char *path);

@@ -5,6 +5,7 @@
 
 #include <criterion/criterion.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "e2e_util.h"
 
@@ -17,6 +18,84 @@ const struct tb_thread tb_threads[TB_THREADS] = {
 	{ "t_poll", "poller_outer", "poller_block", "poll", "ppoll" },
 	{ "t_spin", "spinner_outer", "spinner_block", NULL, NULL },
 };
+
+static const char *json_str(const cJSON *obj, const char *key)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItem(obj, key));
+}
+
+static const cJSON *task_named(const cJSON *dump, const char *name)
+{
+	const cJSON *task;
+
+	cJSON_ArrayForEach(task, cJSON_GetObjectItem(dump, "tasks")) {
+		const char *n = json_str(task, "name");
+
+		if (n && strcmp(n, name) == 0)
+			return task;
+	}
+	return NULL;
+}
+
+/* Index of the first frame named fn at or after `from`, or -1. */
+static int frame_index(const cJSON *frames, const char *fn, int from)
+{
+	for (int i = from; i < cJSON_GetArraySize(frames); i++) {
+		const char *f = json_str(cJSON_GetArrayItem(frames, i), "function");
+
+		if (f && strcmp(f, fn) == 0)
+			return i;
+	}
+	return -1;
+}
+
+/* Asserts frames[i] is fn, with a line in threads_blocked.c. */
+static void check_source_frame(const cJSON *frames, int i, const char *fn,
+			       const char *who)
+{
+	const cJSON *frame = cJSON_GetArrayItem(frames, i);
+	const char *f = json_str(frame, "function");
+	const char *file = json_str(frame, "file");
+	const cJSON *line = cJSON_GetObjectItem(frame, "line");
+
+	cr_assert(f && strcmp(f, fn) == 0, "%s: frame %d is %s, expected %s",
+		  who, i, f ? f : "(unnamed)", fn);
+	cr_assert(file && strstr(file, "threads_blocked.c"),
+		  "%s: %s in file %s, expected threads_blocked.c", who, fn,
+		  file ? file : "(none)");
+	cr_assert(cJSON_IsNumber(line) && line->valuedouble > 0,
+		  "%s: %s has no line", who, fn);
+}
+
+void tb_check_dump_stacks(const cJSON *dump, const char *main_comm)
+{
+	for (int t = 0; t < TB_THREADS; t++) {
+		const struct tb_thread *want = &tb_threads[t];
+		const cJSON *task = task_named(dump, want->name);
+
+		cr_assert_not_null(task, "no task named %s", want->name);
+		const cJSON *frames = cJSON_GetObjectItem(task, "frames");
+		int inner = frame_index(frames, want->inner, 0);
+
+		cr_assert_geq(inner, 0, "%s: no frame %s", want->name, want->inner);
+		check_source_frame(frames, inner, want->inner, want->name);
+		check_source_frame(frames, inner + 1, want->outer, want->name);
+		check_source_frame(frames, inner + 2, TB_THREAD_MAIN, want->name);
+		cr_assert_geq(frame_index(frames, "start_thread", inner + 3), 0,
+			      "%s: no start_thread below %s", want->name,
+			      TB_THREAD_MAIN);
+	}
+	const cJSON *main_task = task_named(dump, main_comm);
+
+	cr_assert_not_null(main_task, "no task named %s", main_comm);
+	const cJSON *frames = cJSON_GetObjectItem(main_task, "frames");
+	int main_frame = frame_index(frames, "main", 0);
+
+	cr_assert_geq(main_frame, 0, "%s: no frame main", main_comm);
+	check_source_frame(frames, main_frame, "main", main_comm);
+	cr_assert_geq(frame_index(frames, "_start", main_frame + 1), 0,
+		      "%s: no _start below main", main_comm);
+}
 
 void tb_wait_sampled(pid_t pid)
 {

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <cJSON.h>
+
 /* fixtures/threads_blocked.c: one thread per way of blocking, each in a
  * noinline `inner` function called directly from a noinline `outer` one,
  * itself called from thread_main (start_thread's routine). */
@@ -27,6 +29,13 @@ extern const struct tb_thread tb_threads[TB_THREADS];
 #define TB_MAIN_NAME "threads_blocked"
 /* The routine every table thread starts in (pthread_create's). */
 #define TB_THREAD_MAIN "thread_main"
+
+/* Asserts that `dump` (wallspy dump --json of threads_blocked, parsed)
+ * names every table thread's stack by construction: inner, outer and
+ * thread_main in a row (each with a line in threads_blocked.c), then
+ * start_thread; and the main thread (comm main_comm: the executable's
+ * name, TB_MAIN_NAME unless copied) from main down to _start. */
+void tb_check_dump_stacks(const cJSON *dump, const char *main_comm);
 
 /* Waits up to 10 s until a tracer samples threads_blocked `pid`: its
  * t_sleep, asleep for an hour, is woken only by PTRACE_INTERRUPT, twice a
