@@ -17,6 +17,7 @@
 #include "ws_sampler.h"
 
 struct ws_debugcache;
+struct ws_debuginfod;
 
 enum ws_command {
 	WS_CMD_HELP,
@@ -45,6 +46,7 @@ struct ws_options {
 	bool quiet;
 	bool json;                 /* dump --json */
 	bool no_debug_cache;       /* --no-debug-cache (ws_debugcache.h) */
+	bool no_debuginfod;        /* --no-debuginfod (ws_debuginfod.h) */
 	bool stop_all;             /* --stop-all: no live ticks */
 	pid_t pid;                 /* attach, dump */
 	char **argv;               /* record: the command, NULL-terminated */
@@ -83,6 +85,15 @@ char *ws_cli_debug_cache_dir(void);
  * uses it is gone. NULL also when out of memory (installed files are
  * read then). */
 struct ws_debugcache *ws_cli_debug_cache(const struct ws_options *options);
+
+/* The debuginfod client for the command `options` runs
+ * (ws_debuginfod.h): NULL (nothing is downloaded) with --no-debuginfod or
+ * when DEBUGINFOD_URLS names no server. Progress lines unless --quiet.
+ * `service` (with `arg`) runs while a download waits and says whether to
+ * stop. Destroy it with ws_debuginfod_destroy after the last Dwfl that
+ * uses it is gone. */
+struct ws_debuginfod *ws_cli_debuginfod(const struct ws_options *options,
+					bool (*service)(void *arg), void *arg);
 
 /* Prints "wallspy: MESSAGE" (plus the permission hint when relevant) and
  * returns the error's exit code; destroys err. */

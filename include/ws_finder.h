@@ -8,7 +8,8 @@
  * a binary deleted or replaced since it started are named like any other.
  * Separate debug info is looked up by build-id (.build-id/xx/rest.debug)
  * and by .gnu_debuglink (beside the file, in its .debug/, under
- * /usr/lib/debug) inside the target's root first, then the host's; every file
+ * /usr/lib/debug) inside the target's root first, then the host's, then,
+ * when a client is given, from debuginfod (ws_debuginfod.h); every file
  * found is checked against the module's build-id (a debuglink without one:
  * its CRC). Compressed DWARF goes through the debug-info cache
  * (ws_debugcache.h). Nothing here reads the environment.
@@ -23,11 +24,14 @@
 #include "ws_error.h"
 
 struct ws_debugcache;
+struct ws_debuginfod;
 
 /* Where a finder may take files from besides the target's and the host's
- * filesystems. Borrowed, may be NULL, must outlive the finder. */
+ * filesystems. Both borrowed, both may be NULL, both must outlive the
+ * finder. */
 struct ws_finder_options {
 	struct ws_debugcache *debug_cache;  /* uncompressed copies */
+	struct ws_debuginfod *debuginfod;   /* downloads by build-id */
 };
 
 struct ws_finder;

@@ -18,6 +18,7 @@
 #include "ws_symbols.h"
 
 struct ws_debugcache;
+struct ws_debuginfod;
 struct ws_target;
 
 /* Switches for comparing and diagnosing, from environment variables that
@@ -57,6 +58,9 @@ struct ws_sampler_options {
 	/* Where uncompressed copies of compressed debug info come from
 	 * (borrowed, must outlive the sampler; NULL: as installed). */
 	struct ws_debugcache *debug_cache;
+	/* Where missing debug info is downloaded from (borrowed, must
+	 * outlive the sampler; NULL: nowhere). */
+	struct ws_debuginfod *debuginfod;
 };
 
 /* Defaults: --max-stack 128 KiB, 1024 frames, 100 ms stop timeout. */

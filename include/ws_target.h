@@ -119,6 +119,17 @@ void ws_target_poll_events(struct ws_target *target);
  * deadline. Requires ws_target_block_signals() first. */
 int ws_target_wait_events(struct ws_target *target, uint64_t deadline_ns);
 
+/* Whether one of wallspy's terminating signals has come and waits for
+ * ws_target_wait_events (without taking it): for long waits outside the
+ * loop (a download) that should end early. */
+bool ws_target_stop_requested(void);
+
+/* ws_target_poll_events(target), then ws_target_stop_requested(): what
+ * a long wait outside the loop calls now and then (a debuginfod download:
+ * ws_debuginfod_options.service), so the target's signals are passed on
+ * and Ctrl-C ends the wait. */
+bool ws_target_serve(void *target);
+
 /* Blocks SIGCHLD and the terminating signals in the calling thread so they
  * are received synchronously by ws_target_wait_events. Idempotent. */
 void ws_target_block_signals(void);

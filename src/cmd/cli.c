@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ws_debugcache.h"
+#include "ws_debuginfod.h"
 
 static const char help_text[] =
 "usage: wallspy record [OPTIONS] -- CMD [ARGS...]\n"
@@ -59,6 +60,8 @@ static const char help_text[] =
 "      --no-debug-cache    read compressed debug info as it is installed,\n"
 "                          without the uncompressed copy wallspy keeps in\n"
 "                          ~/.cache/wallspy/debuginfo (see wallspy(1))\n"
+"      --no-debuginfod     do not download missing debug info from the\n"
+"                          debuginfod servers DEBUGINFOD_URLS names\n"
 "  -h, --help              this help\n"
 "  -V, --version           print the version\n"
 "\n"
@@ -138,6 +141,7 @@ enum {
 	OPT_MAX_CPU,
 	OPT_JSON,
 	OPT_NO_DEBUG_CACHE,
+	OPT_NO_DEBUGINFOD,
 	OPT_STOP_ALL,
 };
 
@@ -154,6 +158,7 @@ static const struct option long_options[] = {
 	{"quiet", no_argument, NULL, 'q'},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"no-debug-cache", no_argument, NULL, OPT_NO_DEBUG_CACHE},
+	{"no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD},
 	{"stop-all", no_argument, NULL, OPT_STOP_ALL},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -166,7 +171,8 @@ static struct ws_error *parse_option(int c, const char *arg,
 	bool dump = o->command == WS_CMD_DUMP;
 	/* Options that only make sense when recording. */
 	if (dump && c != OPT_JSON && c != OPT_RUNTIME && c != OPT_MAX_STACK &&
-	    c != OPT_NO_DEBUG_CACHE && c != 'h' && c != 'V' && c != 'q')
+	    c != OPT_NO_DEBUG_CACHE && c != OPT_NO_DEBUGINFOD && c != 'h' &&
+	    c != 'V' && c != 'q')
 		return ws_error_create(WS_ERR_USAGE,
 				       "dump: option not supported (see wallspy --help)");
 	switch (c) {
@@ -216,6 +222,9 @@ static struct ws_error *parse_option(int c, const char *arg,
 		return NULL;
 	case OPT_NO_DEBUG_CACHE:
 		o->no_debug_cache = true;
+		return NULL;
+	case OPT_NO_DEBUGINFOD:
+		o->no_debuginfod = true;
 		return NULL;
 	case OPT_STOP_ALL:
 		o->stop_all = true;
@@ -372,6 +381,25 @@ struct ws_debugcache *ws_cli_debug_cache(const struct ws_options *o)
 	ws_error_destroy(ws_debugcache_create(&options, &cache));
 	free(dir);
 	return cache;
+}
+
+struct ws_debuginfod *ws_cli_debuginfod(const struct ws_options *o,
+					bool (*service)(void *arg), void *arg)
+{
+	/* libdebuginfod reads the variable itself; here only whether it
+	 * names anything. */
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	if (o->no_debuginfod || !urls || !urls[strspn(urls, " \t")])
+		return NULL;
+	struct ws_debuginfod_options options = {
+		.progress = !o->quiet,
+		.service = service,
+		.service_arg = arg,
+	};
+	struct ws_debuginfod *client = NULL;
+	/* Out of memory only: then nothing is downloaded. */
+	ws_error_destroy(ws_debuginfod_create(&options, &client));
+	return client;
 }
 
 int ws_cli_report(struct ws_error *err)

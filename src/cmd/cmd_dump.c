@@ -7,6 +7,7 @@
 
 #include "ws_cmd_dump.h"
 #include "ws_debugcache.h"
+#include "ws_debuginfod.h"
 #include "ws_dump.h"
 #include "ws_sampler.h"
 #include "ws_symbols.h"
@@ -18,14 +19,17 @@ int ws_cmd_dump(const struct ws_options *o)
 	struct ws_error *err = ws_target_attach(o->pid, &target);
 	if (err)
 		return ws_cli_report(err);
-	/* Handed to the sampler, which opens debug info through it. */
+	/* Handed to the sampler, which opens debug info through them. */
 	struct ws_debugcache *debug_cache = ws_cli_debug_cache(o);
+	struct ws_debuginfod *debuginfod = ws_cli_debuginfod(o, ws_target_serve,
+							     target);
 
 	struct ws_sampler_options so = {
 		.runtime = o->runtime,
 		.max_stack = o->max_stack,
 		.switches = o->switches,
 		.debug_cache = debug_cache,
+		.debuginfod = debuginfod,
 	};
 	struct ws_sampler *sampler = NULL;
 	const struct ws_tick *tick = NULL;
@@ -49,6 +53,7 @@ int ws_cmd_dump(const struct ws_options *o)
 	}
 	ws_sampler_destroy(sampler);
 	ws_debugcache_close(debug_cache);
+	ws_debuginfod_destroy(debuginfod);
 	ws_target_destroy(target);
 	return err ? ws_cli_report(err) : 0;
 }

@@ -16,6 +16,7 @@
 #include "ws_clock.h"
 #include "ws_cmd_record.h"
 #include "ws_debugcache.h"
+#include "ws_debuginfod.h"
 #include "ws_folded.h"
 #include "ws_output_file.h"
 #include "ws_speedscope.h"
@@ -227,8 +228,10 @@ int ws_cmd_record(const struct ws_options *o)
 	if (!r.output_path)
 		err = &ws_error_nomem;
 
-	/* Handed to the sampler, which opens debug info through it. */
+	/* Handed to the sampler, which opens debug info through them. */
 	struct ws_debugcache *debug_cache = ws_cli_debug_cache(o);
+	struct ws_debuginfod *debuginfod = ws_cli_debuginfod(o, ws_target_serve,
+							     r.target);
 	struct ws_sampler_options so = {
 		.runtime = o->runtime,
 		.max_stack = o->max_stack,
@@ -238,6 +241,7 @@ int ws_cmd_record(const struct ws_options *o)
 		.live = !o->stop_all,
 		.switches = o->switches,
 		.debug_cache = debug_cache,
+		.debuginfod = debuginfod,
 	};
 	if (!err)
 		err = ws_sampler_create(r.target, &so, &r.sampler);
@@ -256,6 +260,7 @@ int ws_cmd_record(const struct ws_options *o)
 		ws_target_destroy(r.target);
 		ws_sampler_destroy(r.sampler);
 		ws_debugcache_close(debug_cache);
+		ws_debuginfod_destroy(debuginfod);
 		free(r.output_path);
 		return ws_cli_report(err);
 	}
@@ -306,6 +311,7 @@ int ws_cmd_record(const struct ws_options *o)
 	}
 	ws_sampler_destroy(r.sampler);
 	ws_debugcache_close(debug_cache);
+	ws_debuginfod_destroy(debuginfod);
 	ws_profile_destroy(r.profile);
 	ws_status_deinit(&r.status);
 	free(r.output_path);

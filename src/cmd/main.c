@@ -11,10 +11,6 @@
 
 int main(int argc, char **argv)
 {
-	/* libdw would fetch missing debug info over the network in the middle
-	 * of a tick; wallspy uses what is installed. */
-	unsetenv("DEBUGINFOD_URLS");
-
 	struct ws_options options;
 	struct ws_error *err = ws_cli_parse(argc, argv, &options);
 	if (err)

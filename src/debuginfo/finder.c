@@ -2,9 +2,11 @@
  * Where a module's files come from (ws_finder.h): libdwfl's find_elf and
  * find_debuginfo callbacks, which open files through the target's view of
  * the filesystem, check every separate debug file against the module, and
- * hand compressed DWARF to the debug-info cache (debugcache.c). libdwfl owns the fds and names
+ * hand compressed DWARF to the debug-info cache (debugcache.c) and missing
+ * debug info to debuginfod (debuginfod.c). libdwfl owns the fds and names
  * returned to it. libdwfl's own finder is used only for what is not a file
- * (the vDSO, read from memory) and for modules no finder was attached to.
+ * (the vDSO, read from memory) and for modules no finder was attached to;
+ * its debuginfo finder never (it would query debuginfod by itself).
  */
 #include "ws_finder.h"
 
@@ -20,12 +22,14 @@
 #include <zlib.h>
 
 #include "ws_debugcache.h"
+#include "ws_debuginfod.h"
 
 struct ws_finder {
 	pid_t pid;
 	bool foreign;
 	char root[40];		/* "/proc/PID/root" */
 	struct ws_debugcache *cache;
+	struct ws_debuginfod *debuginfod;
 };
 
 /* What the kernel appends in /proc/PID/maps to a file unlinked since it
@@ -54,6 +58,7 @@ struct ws_error *ws_finder_create(pid_t pid,
 	f->pid = pid;
 	if (options) {
 		f->cache = options->debug_cache;
+		f->debuginfod = options->debuginfod;
 	}
 	snprintf(f->root, sizeof(f->root), "/proc/%d/root", (int)pid);
 	char ns[40];
@@ -296,6 +301,26 @@ static int find_by_debuglink(const struct ws_finder *f, const char *file,
 	return -1;
 }
 
+/* The debuginfod download of the file with e's build-id, checked. */
+static int find_by_debuginfod(const struct ws_finder *f, const char *what,
+			      const struct expect *e, char **ret_path)
+{
+	if (!f->debuginfod || e->id_len == 0)
+		return -1;
+	char *path = NULL;
+	int fd = ws_debuginfod_find_debuginfo(f->debuginfod, e->id, e->id_len,
+					      what, &path);
+	if (fd >= 0 && !has_build_id(fd, e->id, e->id_len)) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0)
+		free(path);
+	else
+		*ret_path = path;
+	return fd;
+}
+
 /* Swaps fd for the cache's uncompressed copy when it has compressed DWARF
  * (and the cache works); *path follows. */
 static int through_cache(const struct ws_finder *f, int fd, char **path,
@@ -319,6 +344,13 @@ static int through_cache(const struct ws_finder *f, int fd, char **path,
 	free(*path);
 	*path = cpath;
 	return cfd;
+}
+
+/* The module's name for people: its file's base name. */
+static const char *short_name(const char *name)
+{
+	const char *slash = name ? strrchr(name, '/') : NULL;
+	return slash ? slash + 1 : name ? name : "?";
 }
 
 /* ---- the callbacks ---- */
@@ -385,7 +417,6 @@ static int find_debug_file(struct ws_finder *f, Dwfl_Module *mod,
 			   const char *debuglink_file, GElf_Word debuglink_crc,
 			   char **debuginfo_file_name)
 {
-	(void)modname;
 	const unsigned char *bits = NULL;
 	GElf_Addr vaddr;
 	int len = dwfl_module_build_id(mod, &bits, &vaddr);
@@ -399,6 +430,8 @@ static int find_debug_file(struct ws_finder *f, Dwfl_Module *mod,
 	if (fd < 0)
 		fd = find_by_debuglink(f, file_name, debuglink_file, &e, &path);
 	if (fd < 0)
+		fd = find_by_debuginfod(f, short_name(modname), &e, &path);
+	if (fd < 0)
 		return -1;
 	fd = through_cache(f, fd, &path, WS_DEBUGCACHE_DEBUG, e.id, e.id_len);
 	*debuginfo_file_name = path;	/* libdwfl frees it */
@@ -410,7 +443,6 @@ static int find_debug_file(struct ws_finder *f, Dwfl_Module *mod,
 static int find_alt_file(struct ws_finder *f, Dwfl_Module *mod,
 			 const char *modname, char **debuginfo_file_name)
 {
-	(void)modname;
 	Dwarf_Addr bias;
 	Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
 	const char *altname = NULL;
@@ -428,6 +460,8 @@ static int find_alt_file(struct ws_finder *f, Dwfl_Module *mod,
 			fd = open_checked(roots[i], altname, &e, &path);
 	}
 	if (fd < 0)
+		fd = find_by_debuginfod(f, short_name(modname), &e, &path);
+	if (fd < 0)
 		return -1;
 	fd = through_cache(f, fd, &path, WS_DEBUGCACHE_DEBUG, e.id, e.id_len);
 	*debuginfo_file_name = path;
@@ -441,7 +475,8 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 {
 	(void)base;
 	struct ws_finder *f = module_finder(userdata);
-	/* Never libdwfl's standard finder: its search is another. */
+	/* Never libdwfl's standard finder: it would query debuginfod on
+	 * its own whenever DEBUGINFOD_URLS is set. */
 	if (!f || !mod)
 		return -1;
 	if (is_debug_file_request(mod, debuglink_file, debuglink_crc,

@@ -68,6 +68,7 @@ static struct ws_error *open_debuginfo(struct ws_sampler *s)
 {
 	struct ws_finder_options files = {
 		.debug_cache = s->options.debug_cache,
+		.debuginfod = s->options.debuginfod,
 	};
 	struct ws_error *err = ws_symbols_create_with(s->target->pid, &files,
 						       &s->symbols);

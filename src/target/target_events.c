@@ -335,6 +335,25 @@ void ws_target_poll_events(struct ws_target *t)
 	target_drain_events(t, false);
 }
 
+bool ws_target_serve(void *target)
+{
+	ws_target_poll_events(target);
+	return ws_target_stop_requested();
+}
+
+bool ws_target_stop_requested(void)
+{
+	if (deferred_signal)
+		return true;
+	sigset_t pending, mine = wallspy_signals(false);
+	if (sigpending(&pending) != 0)
+		return false;
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(&mine, sig) && sigismember(&pending, sig))
+			return true;
+	return false;
+}
+
 int ws_target_wait_events(struct ws_target *t, uint64_t deadline_ns)
 {
 	for (;;) {

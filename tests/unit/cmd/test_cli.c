@@ -137,27 +137,46 @@ Test(cli, usage_errors)
 	expect_usage(PARSE(&o, "dump", "--rate", "5", "12"));
 }
 
-/* --no-debug-cache (the debug-info cache off) for every command. */
-Test(cli, no_debug_cache_option_for_every_command)
+/* Parses `option` with each command; asserts success, fills o[3]. */
+static void parse_for_every_command(const char *option, struct ws_options o[3])
 {
-	char *dump[] = { "wallspy", "dump", "--no-debug-cache", "42", NULL };
-	char *attach[] = { "wallspy", "attach", "--no-debug-cache", "42", NULL };
-	char *record[] = { "wallspy", "record", "--no-debug-cache", "--", "true",
+	char *dump[] = { "wallspy", "dump", (char *)option, "42", NULL };
+	char *attach[] = { "wallspy", "attach", (char *)option, "42", NULL };
+	char *record[] = { "wallspy", "record", (char *)option, "--", "true",
 			   NULL };
-	char *plain[] = { "wallspy", "dump", "42", NULL };
 	char **argvs[] = { dump, attach, record };
 	for (size_t i = 0; i < 3; i++) {
 		int argc = 0;
 		while (argvs[i][argc])
 			argc++;
-		struct ws_options o;
-		struct ws_error *err = ws_cli_parse(argc, argvs[i], &o);
-		cr_assert_null(err, "%s: %s", argvs[i][1], err ? err->message : "");
-		cr_assert(o.no_debug_cache, "%s", argvs[i][1]);
+		struct ws_error *err = ws_cli_parse(argc, argvs[i], &o[i]);
+		cr_assert_null(err, "%s %s: %s", argvs[i][1], option,
+			       err ? err->message : "");
 	}
-	struct ws_options o;
-	cr_assert_null(ws_cli_parse(3, plain, &o));
-	cr_assert_not(o.no_debug_cache);
+}
+
+/* --no-debug-cache (the debug-info cache off) for every command. */
+Test(cli, no_debug_cache_option_for_every_command)
+{
+	struct ws_options o[3];
+	parse_for_every_command("--no-debug-cache", o);
+	for (size_t i = 0; i < 3; i++)
+		cr_assert(o[i].no_debug_cache && !o[i].no_debuginfod);
+	char *plain[] = { "wallspy", "dump", "42", NULL };
+	cr_assert_null(ws_cli_parse(3, plain, &o[0]));
+	cr_assert_not(o[0].no_debug_cache);
+}
+
+/* --no-debuginfod (no downloads) for every command. */
+Test(cli, no_debuginfod_option_for_every_command)
+{
+	struct ws_options o[3];
+	parse_for_every_command("--no-debuginfod", o);
+	for (size_t i = 0; i < 3; i++)
+		cr_assert(o[i].no_debuginfod && !o[i].no_debug_cache);
+	char *plain[] = { "wallspy", "attach", "42", NULL };
+	cr_assert_null(ws_cli_parse(3, plain, &o[0]));
+	cr_assert_not(o[0].no_debuginfod);
 }
 
 /* The debug cache's directory: WALLSPY_DEBUG_CACHE, else
