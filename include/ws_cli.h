@@ -45,6 +45,7 @@ struct ws_options {
 	double max_cpu;            /* % of one core; 0 = no budget */
 	bool quiet;
 	bool json;                 /* dump --json */
+	bool group;                /* dump --group */
 	bool no_debug_cache;       /* --no-debug-cache (ws_debugcache.h) */
 	bool no_debuginfod;        /* --no-debuginfod (ws_debuginfod.h) */
 	bool stop_all;             /* --stop-all: no live ticks */

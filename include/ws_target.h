@@ -71,6 +71,11 @@ struct ws_error *ws_target_launch(char *const argv[], struct ws_target **ret);
  * until no new thread appears). Errors: WS_ERR_NO_PROCESS, WS_ERR_PERMISSION. */
 struct ws_error *ws_target_attach(pid_t pid, struct ws_target **ret);
 
+/* ws_target_attach for the command `verb` ("dump"), whose name begins its
+ * error messages ("dump 42: no such process"). */
+struct ws_error *ws_target_attach_as(const char *verb, pid_t pid,
+				     struct ws_target **ret);
+
 /* Called for each thread as soon as its stop is collected and its
  * registers are read; the thread is resumed right after it returns. */
 typedef void (*ws_thread_visit_fn)(struct ws_thread *thread, void *arg);

@@ -20,7 +20,7 @@
 static const char help_text[] =
 "usage: wallspy record [OPTIONS] -- CMD [ARGS...]\n"
 "       wallspy attach [OPTIONS] PID\n"
-"       wallspy dump [--json] [--runtime NAME] [--no-debug-cache] PID\n"
+"       wallspy dump [--json] [--group] [--runtime NAME] [--max-stack BYTES] PID\n"
 "\n"
 "A wall-time profiler: samples every task of a process, running or not.\n"
 "\n"
@@ -28,7 +28,9 @@ static const char help_text[] =
 "  record        launch CMD traced and sample it until it exits\n"
 "  attach        sample a running process until it exits, --duration ends,\n"
 "                or Ctrl-C (the process keeps running)\n"
-"  dump          print every task's stack once, then detach\n"
+"  dump          print every task's stack once, then detach: a header\n"
+"                (process, runtime, tasks, how long it took), then the\n"
+"                main thread, then the other tasks by id\n"
 "\n"
 "options (record, attach):\n"
 "  -o, --output FILE       output file (default wallspy-PID.speedscope.json,\n"
@@ -54,8 +56,10 @@ static const char help_text[] =
 "                          and goroutines are read while the target runs,\n"
 "                          checked, and only threads running a task stop)\n"
 "  -q, --quiet             no status line and no summary\n"
-"options (dump):\n"
+"options (dump; also --runtime, --max-stack):\n"
 "      --json              JSON instead of text\n"
+"      --group             tasks with identical stacks once, with their\n"
+"                          count and ids\n"
 "options (all commands):\n"
 "      --no-debug-cache    read compressed debug info as it is installed,\n"
 "                          without the uncompressed copy wallspy keeps in\n"
@@ -140,6 +144,7 @@ enum {
 	OPT_MAX_PAUSE,
 	OPT_MAX_CPU,
 	OPT_JSON,
+	OPT_GROUP,
 	OPT_NO_DEBUG_CACHE,
 	OPT_NO_DEBUGINFOD,
 	OPT_STOP_ALL,
@@ -157,6 +162,7 @@ static const struct option long_options[] = {
 	{"max-cpu", required_argument, NULL, OPT_MAX_CPU},
 	{"quiet", no_argument, NULL, 'q'},
 	{"json", no_argument, NULL, OPT_JSON},
+	{"group", no_argument, NULL, OPT_GROUP},
 	{"no-debug-cache", no_argument, NULL, OPT_NO_DEBUG_CACHE},
 	{"no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD},
 	{"stop-all", no_argument, NULL, OPT_STOP_ALL},
@@ -170,7 +176,8 @@ static struct ws_error *parse_option(int c, const char *arg,
 {
 	bool dump = o->command == WS_CMD_DUMP;
 	/* Options that only make sense when recording. */
-	if (dump && c != OPT_JSON && c != OPT_RUNTIME && c != OPT_MAX_STACK &&
+	if (dump && c != OPT_JSON && c != OPT_GROUP && c != OPT_RUNTIME &&
+	    c != OPT_MAX_STACK &&
 	    c != OPT_NO_DEBUG_CACHE && c != OPT_NO_DEBUGINFOD && c != 'h' &&
 	    c != 'V' && c != 'q')
 		return ws_error_create(WS_ERR_USAGE,
@@ -219,6 +226,11 @@ static struct ws_error *parse_option(int c, const char *arg,
 		if (!dump)
 			return usage("%s: only for dump", "--json");
 		o->json = true;
+		return NULL;
+	case OPT_GROUP:
+		if (!dump)
+			return usage("%s: only for dump", "--group");
+		o->group = true;
 		return NULL;
 	case OPT_NO_DEBUG_CACHE:
 		o->no_debug_cache = true;

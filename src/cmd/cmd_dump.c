@@ -1,9 +1,16 @@
 /*
  * `wallspy dump PID`: attach, take one tick, detach, print. The target is
  * stopped only for that one tick; it is detached before anything is
- * printed, so a slow terminal never holds it.
+ * printed, so a slow terminal never holds it. What the header says about
+ * the process (its executable and command line) is read from /proc here.
  */
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ws_clock.h"
 
 #include "ws_cmd_dump.h"
 #include "ws_debugcache.h"
@@ -13,12 +20,49 @@
 #include "ws_symbols.h"
 #include "ws_target.h"
 
+/* /proc/PID/exe's target (heap), NULL when unreadable. */
+static char *read_executable(pid_t pid)
+{
+	char link[64], path[4096];
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	ssize_t n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0)
+		return NULL;
+	path[n] = '\0';
+	return strdup(path);
+}
+
+/* /proc/PID/cmdline with spaces between the arguments (heap), NULL when
+ * unreadable or empty (a kernel thread, a zombie). */
+static char *read_command(pid_t pid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	while (n > 0 && buf[n - 1] == '\0')
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return strdup(buf);
+}
+
 int ws_cmd_dump(const struct ws_options *o)
 {
+	uint64_t start_ns = ws_now_ns();
 	struct ws_target *target;
-	struct ws_error *err = ws_target_attach(o->pid, &target);
+	struct ws_error *err = ws_target_attach_as("dump", o->pid, &target);
 	if (err)
 		return ws_cli_report(err);
+	char *executable = read_executable(o->pid);
+	char *command = read_command(o->pid);
 	/* Handed to the sampler, which opens debug info through them. */
 	struct ws_debugcache *debug_cache = ws_cli_debug_cache(o);
 	struct ws_debuginfod *debuginfod = ws_cli_debuginfod(o, ws_target_serve,
@@ -42,12 +86,19 @@ int ws_cmd_dump(const struct ws_options *o)
 		err = ws_error_create(WS_ERR_TARGET_EXITED,
 				      "dump %d: the process exited", o->pid);
 	if (!err) {
+		struct ws_dump_info info = {
+			.pid = o->pid,
+			.executable = executable,
+			.command = command,
+			.runtime = ws_sampler_runtime_name(sampler),
+			.held_ns = tick->pause_ns,
+			.took_ns = ws_now_ns() - start_ns,
+			.group = o->group,
+		};
 		if (o->json)
-			err = ws_dump_write_json(stdout, o->pid,
-						 ws_sampler_runtime_name(sampler),
-						 tick);
+			err = ws_dump_write_json(stdout, &info, tick);
 		else
-			err = ws_dump_write_text(stdout, tick);
+			err = ws_dump_write_text(stdout, &info, tick);
 		if (!err && fflush(stdout) != 0)
 			err = ws_error_create(WS_ERR_OUTPUT, "dump: write failed");
 	}
@@ -55,5 +106,7 @@ int ws_cmd_dump(const struct ws_options *o)
 	ws_debugcache_close(debug_cache);
 	ws_debuginfod_destroy(debuginfod);
 	ws_target_destroy(target);
+	free(executable);
+	free(command);
 	return err ? ws_cli_report(err) : 0;
 }

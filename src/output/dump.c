@@ -1,107 +1,398 @@
 /*
  * Text and JSON renderings of one tick (see ws_dump.h). Both stream with
- * stdio: a dump of 100k tasks never becomes a tree in memory.
+ * stdio: a dump of 100k tasks never becomes a tree in memory. The order
+ * (main thread first, then ids) and the groups (runs of equal stacks in a
+ * second index sorted by stack) are computed here, over indexes into the
+ * tick; the tick itself is never reordered.
  */
 #include "ws_dump.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "ws_json_out.h"
 #include "ws_symbols.h"
 
-static void write_header(FILE *f, const struct ws_tick_task *tt)
+/* A text group header lists at most this many of its tasks. */
+enum { GROUP_IDS_SHOWN = 10 };
+
+/* ---- order and groups ---- */
+
+/* A group: by_stack[start .. start + count) are its tasks' positions. */
+struct run {
+	size_t start, count;
+};
+
+/* The tasks in output order, and the groups of equal stacks. */
+struct layout {
+	const struct ws_tick *tick;
+	pid_t pid;
+	size_t *order;		/* tick indexes: main thread first, then id */
+	size_t *by_stack;	/* positions in order[], sorted by stack, then
+				 * position: a group's tasks are a run */
+	struct run *groups;	/* sorted by their first task's position */
+	size_t ngroups;
+};
+
+/* The process's own main thread: the OS thread whose tid is the pid. */
+static bool is_main_thread(const struct ws_task *t, pid_t pid)
 {
-	const struct ws_task *t = tt->task;
-	fprintf(f, "task %" PRIu64, t->id);
-	if (t->name)
-		fprintf(f, " \"%s\"", t->name);
-	fprintf(f, " [%s", ws_state_name(t->state));
+	return t->thread == pid && t->id == (uint64_t)pid;
+}
+
+static int compare_strings(const char *a, const char *b)
+{
+	if (!a || !b)
+		return (a != NULL) - (b != NULL);
+	return strcmp(a, b);
+}
+
+static int compare_u64(uint64_t a, uint64_t b)
+{
+	return (a > b) - (a < b);
+}
+
+/* Frames compare as they print: a named frame by function, file:line and
+ * inlined; an unnamed one by module and offset, else by address. */
+static int compare_frames(const struct ws_frame *a, const struct ws_frame *b)
+{
+	int c = compare_strings(a->function, b->function);
+	if (!c)
+		c = compare_strings(a->file, b->file);
+	if (!c)
+		c = (a->line > b->line) - (a->line < b->line);
+	if (!c)
+		c = (int)a->inlined - (int)b->inlined;
+	if (c || a->function)
+		return c;
+	if ((c = compare_strings(a->module, b->module)))
+		return c;
+	return compare_u64(a->module ? a->module_offset : a->address,
+			   b->module ? b->module_offset : b->address);
+}
+
+/* What a group shares: state, wait reason, error, frames, creator. */
+static int compare_stacks(const struct ws_tick *tick,
+			  const struct ws_tick_task *a,
+			  const struct ws_tick_task *b)
+{
+	const struct ws_task *x = a->task, *y = b->task;
+	int c = (int)x->state - (int)y->state;
+	if (!c)
+		c = compare_strings(x->wait_reason, y->wait_reason);
+	if (!c)
+		c = compare_strings(a->error, b->error);
+	if (!c)
+		c = compare_u64(a->nframes, b->nframes);
+	for (size_t k = 0; !c && k < a->nframes; k++)
+		c = compare_frames(&tick->frames[a->first_frame + k],
+				   &tick->frames[b->first_frame + k]);
+	if (c || (!a->creator && !b->creator))
+		return c;
+	if (!a->creator || !b->creator)
+		return (a->creator != NULL) - (b->creator != NULL);
+	return compare_frames(&a->creator->frames[a->creator->nframes - 1],
+			      &b->creator->frames[b->creator->nframes - 1]);
+}
+
+/* qsort takes no argument: the layout being sorted. */
+static const struct layout *sorting;
+
+static int compare_order(const void *a, const void *b)
+{
+	size_t ia = *(const size_t *)a, ib = *(const size_t *)b;
+	const struct ws_task *x = sorting->tick->tasks[ia].task;
+	const struct ws_task *y = sorting->tick->tasks[ib].task;
+	bool mx = is_main_thread(x, sorting->pid);
+	bool my = is_main_thread(y, sorting->pid);
+	if (mx != my)
+		return mx ? -1 : 1;
+	int c = compare_u64(x->id, y->id);
+	return c ? c : compare_u64(ia, ib);
+}
+
+static int compare_by_stack(const void *a, const void *b)
+{
+	size_t pa = *(const size_t *)a, pb = *(const size_t *)b;
+	const struct ws_tick *tick = sorting->tick;
+	int c = compare_stacks(tick, &tick->tasks[sorting->order[pa]],
+			       &tick->tasks[sorting->order[pb]]);
+	return c ? c : compare_u64(pa, pb);
+}
+
+static int compare_groups(const void *a, const void *b)
+{
+	const struct run *x = a, *y = b;
+	return compare_u64(sorting->by_stack[x->start],
+			   sorting->by_stack[y->start]);
+}
+
+static void layout_free(struct layout *l)
+{
+	free(l->order);
+	free(l->by_stack);
+	free(l->groups);
+}
+
+/* Orders the tick's tasks and, with `group`, finds the groups (else each
+ * task is a group of its own). */
+static bool layout_init(struct layout *l, const struct ws_tick *tick,
+			pid_t pid, bool group)
+{
+	size_t n = tick->ntasks;
+	*l = (struct layout){ .tick = tick, .pid = pid };
+	l->order = malloc((n + 1) * sizeof(*l->order));
+	l->by_stack = malloc((n + 1) * sizeof(*l->by_stack));
+	l->groups = malloc((n + 1) * sizeof(*l->groups));
+	if (!l->order || !l->by_stack || !l->groups) {
+		layout_free(l);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++)
+		l->order[i] = l->by_stack[i] = i;
+	sorting = l;
+	qsort(l->order, n, sizeof(*l->order), compare_order);
+	if (group)
+		qsort(l->by_stack, n, sizeof(*l->by_stack), compare_by_stack);
+	for (size_t i = 0; i < n; i++) {
+		if (group && i > 0 &&
+		    compare_stacks(tick, &tick->tasks[l->order[l->by_stack[i - 1]]],
+				   &tick->tasks[l->order[l->by_stack[i]]]) == 0) {
+			l->groups[l->ngroups - 1].count++;
+			continue;
+		}
+		l->groups[l->ngroups++] = (struct run){ .start = i, .count = 1 };
+	}
+	qsort(l->groups, l->ngroups, sizeof(*l->groups), compare_groups);
+	sorting = NULL;
+	return true;
+}
+
+static size_t group_size(const struct layout *l, size_t g)
+{
+	return l->groups[g].count;
+}
+
+/* The tick task of the k-th task of group g (output order within it). */
+static const struct ws_tick_task *group_task(const struct layout *l, size_t g,
+					     size_t k)
+{
+	return &l->tick->tasks[l->order[l->by_stack[l->groups[g].start + k]]];
+}
+
+/* ---- text ---- */
+
+static void write_state(FILE *f, const struct ws_task *t)
+{
+	fprintf(f, "[%s", ws_state_name(t->state));
 	if (t->wait_reason)
 		fprintf(f, ": %s", t->wait_reason);
 	fputc(']', f);
+}
+
+static void write_task_header(FILE *f, const struct ws_task *t)
+{
+	fprintf(f, "task %" PRIu64, t->id);
+	if (t->name)
+		fprintf(f, " \"%s\"", t->name);
+	fputc(' ', f);
+	write_state(f, t);
 	if (t->thread)
 		fprintf(f, " thread %d", (int)t->thread);
 	fputc('\n', f);
 }
 
-struct ws_error *ws_dump_write_text(FILE *f, const struct ws_tick *tick)
+/* Whether every task of group g has the name of its first. */
+static bool group_shares_name(const struct layout *l, size_t g)
+{
+	const char *name = group_task(l, g, 0)->task->name;
+	for (size_t k = 1; k < group_size(l, g); k++)
+		if (compare_strings(group_task(l, g, k)->task->name, name))
+			return false;
+	return true;
+}
+
+/* `N tasks "NAME" [STATE]: ID, ID, ... and M more`, the name once when
+ * all share it, else after each id. */
+static void write_group_header(FILE *f, const struct layout *l, size_t g)
+{
+	size_t n = group_size(l, g);
+	bool shared = group_shares_name(l, g);
+	const struct ws_task *first = group_task(l, g, 0)->task;
+	fprintf(f, "%zu tasks ", n);
+	if (shared && first->name)
+		fprintf(f, "\"%s\" ", first->name);
+	write_state(f, first);
+	fputc(':', f);
+	for (size_t k = 0; k < n && k < GROUP_IDS_SHOWN; k++) {
+		const struct ws_task *t = group_task(l, g, k)->task;
+		fprintf(f, "%s %" PRIu64, k ? "," : "", t->id);
+		if (!shared && t->name)
+			fprintf(f, " \"%s\"", t->name);
+	}
+	if (n > GROUP_IDS_SHOWN)
+		fprintf(f, " and %zu more", n - GROUP_IDS_SHOWN);
+	fputc('\n', f);
+}
+
+static void write_stack_text(FILE *f, const struct ws_tick *tick,
+			     const struct ws_tick_task *tt)
 {
 	char name[128];
-	for (size_t i = 0; i < tick->ntasks; i++) {
-		const struct ws_tick_task *tt = &tick->tasks[i];
-		if (i)
-			fputc('\n', f);
-		write_header(f, tt);
-		if (tt->error)
-			fprintf(f, "    [failed to sample: %s]\n", tt->error);
-		for (size_t k = 0; k < tt->nframes; k++) {
-			const struct ws_frame *fr = &tick->frames[tt->first_frame + k];
-			fprintf(f, "    %s",
-				ws_frame_display_name(fr, name, sizeof(name)));
-			if (fr->file)
-				fprintf(f, " (%s:%d)", fr->file, fr->line);
-			else if (fr->function && fr->module)
-				fprintf(f, " (%s+0x%" PRIx64 ")", fr->module,
-					fr->module_offset);
-			if (fr->inlined)
-				fputs(" [inlined]", f);
-			fputc('\n', f);
-		}
-		if (tt->creator) {
-			/* Like Go's traceback: the go statement's caller. */
-			const struct ws_frame *fr =
-				&tt->creator->frames[tt->creator->nframes - 1];
-			fprintf(f, "    created by %s",
-				ws_frame_display_name(fr, name, sizeof(name)));
-			if (fr->file)
-				fprintf(f, " (%s:%d)", fr->file, fr->line);
-			fputc('\n', f);
-		}
+	if (tt->error)
+		fprintf(f, "    [failed to sample: %s]\n", tt->error);
+	for (size_t k = 0; k < tt->nframes; k++) {
+		const struct ws_frame *fr = &tick->frames[tt->first_frame + k];
+		fprintf(f, "    %s", ws_frame_display_name(fr, name, sizeof(name)));
+		if (fr->file)
+			fprintf(f, " (%s:%d)", fr->file, fr->line);
+		else if (fr->function && fr->module)
+			fprintf(f, " (%s+0x%" PRIx64 ")", fr->module,
+				fr->module_offset);
+		if (fr->inlined)
+			fputs(" [inlined]", f);
+		fputc('\n', f);
 	}
+	if (tt->creator) {
+		/* Like Go's traceback: the go statement's caller. */
+		const struct ws_frame *fr =
+			&tt->creator->frames[tt->creator->nframes - 1];
+		fprintf(f, "    created by %s",
+			ws_frame_display_name(fr, name, sizeof(name)));
+		if (fr->file)
+			fprintf(f, " (%s:%d)", fr->file, fr->line);
+		fputc('\n', f);
+	}
+}
+
+static void write_text_header(FILE *f, const struct ws_dump_info *info,
+			      const struct layout *l)
+{
+	fprintf(f, "process %d: %s\n", (int)info->pid,
+		info->command ? info->command : "?");
+	fprintf(f, "executable %s, runtime %s, %zu tasks",
+		info->executable ? info->executable : "?", info->runtime,
+		l->tick->ntasks);
+	if (info->group)
+		fprintf(f, " in %zu stacks", l->ngroups);
+	fprintf(f, ", held %.2f ms, took %.1f ms\n",
+		(double)info->held_ns / 1e6, (double)info->took_ns / 1e6);
+}
+
+struct ws_error *ws_dump_write_text(FILE *f, const struct ws_dump_info *info,
+				    const struct ws_tick *tick)
+{
+	struct layout l;
+	if (!layout_init(&l, tick, info->pid, info->group))
+		return &ws_error_nomem;
+	write_text_header(f, info, &l);
+	for (size_t g = 0; g < l.ngroups; g++) {
+		fputc('\n', f);
+		const struct ws_tick_task *first = group_task(&l, g, 0);
+		if (group_size(&l, g) == 1)
+			write_task_header(f, first->task);
+		else
+			write_group_header(f, &l, g);
+		write_stack_text(f, tick, first);
+	}
+	layout_free(&l);
 	if (ferror(f))
 		return ws_error_create(WS_ERR_OUTPUT, "dump: write failed");
 	return NULL;
 }
 
-struct ws_error *ws_dump_write_json(FILE *f, pid_t pid, const char *runtime,
+/* ---- JSON ---- */
+
+static void write_frames_json(FILE *f, const struct ws_tick *tick,
+			      const struct ws_tick_task *tt)
+{
+	fputs(", \"frames\": [", f);
+	for (size_t k = 0; k < tt->nframes; k++) {
+		const struct ws_frame *fr = &tick->frames[tt->first_frame + k];
+		fputs(k ? ", {\"function\": " : "{\"function\": ", f);
+		ws_json_write_string(f, fr->function);
+		fputs(", \"file\": ", f);
+		ws_json_write_string(f, fr->file);
+		if (fr->file && fr->line > 0)
+			fprintf(f, ", \"line\": %d", fr->line);
+		else
+			fputs(", \"line\": null", f);
+		fprintf(f, ", \"inlined\": %s, \"address\": \"0x%" PRIx64 "\"}",
+			fr->inlined ? "true" : "false", fr->address);
+	}
+	fputc(']', f);
+}
+
+static void write_state_json(FILE *f, const struct ws_tick_task *tt)
+{
+	fputs(", \"state\": ", f);
+	ws_json_write_string(f, ws_state_name(tt->task->state));
+	fputs(", \"wait_reason\": ", f);
+	ws_json_write_string(f, tt->task->wait_reason);
+	fputs(", \"error\": ", f);
+	ws_json_write_string(f, tt->error);
+}
+
+static void write_task_json(FILE *f, const struct ws_tick *tick,
+			    const struct ws_tick_task *tt)
+{
+	const struct ws_task *t = tt->task;
+	fprintf(f, "{\"id\": %" PRIu64 ", \"name\": ", t->id);
+	ws_json_write_string(f, t->name);
+	if (t->thread)
+		fprintf(f, ", \"thread\": %d", (int)t->thread);
+	else
+		fputs(", \"thread\": null", f);
+	write_state_json(f, tt);
+	write_frames_json(f, tick, tt);
+	fputc('}', f);
+}
+
+static void write_group_json(FILE *f, const struct layout *l, size_t g)
+{
+	size_t n = group_size(l, g);
+	fprintf(f, "{\"count\": %zu, \"ids\": [", n);
+	for (size_t k = 0; k < n; k++)
+		fprintf(f, "%s%" PRIu64, k ? ", " : "",
+			group_task(l, g, k)->task->id);
+	fputc(']', f);
+	write_state_json(f, group_task(l, g, 0));
+	write_frames_json(f, l->tick, group_task(l, g, 0));
+	fputc('}', f);
+}
+
+struct ws_error *ws_dump_write_json(FILE *f, const struct ws_dump_info *info,
 				    const struct ws_tick *tick)
 {
-	fprintf(f, "{\"pid\": %d, \"runtime\": ", (int)pid);
-	ws_json_write_string(f, runtime);
+	struct layout l;
+	if (!layout_init(&l, tick, info->pid, info->group))
+		return &ws_error_nomem;
+	fprintf(f, "{\"pid\": %d, \"runtime\": ", (int)info->pid);
+	ws_json_write_string(f, info->runtime);
+	fputs(", \"executable\": ", f);
+	ws_json_write_string(f, info->executable);
+	fputs(", \"command\": ", f);
+	ws_json_write_string(f, info->command);
+	fprintf(f, ", \"task_count\": %zu, \"held_ms\": %.3f, \"took_ms\": %.3f",
+		tick->ntasks, (double)info->held_ns / 1e6,
+		(double)info->took_ns / 1e6);
 	fputs(", \"tasks\": [", f);
 	for (size_t i = 0; i < tick->ntasks; i++) {
-		const struct ws_tick_task *tt = &tick->tasks[i];
-		const struct ws_task *t = tt->task;
-		fprintf(f, "%s\n {\"id\": %" PRIu64 ", \"name\": ",
-			i ? "," : "", t->id);
-		ws_json_write_string(f, t->name);
-		if (t->thread)
-			fprintf(f, ", \"thread\": %d", (int)t->thread);
-		else
-			fputs(", \"thread\": null", f);
-		fputs(", \"state\": ", f);
-		ws_json_write_string(f, ws_state_name(t->state));
-		fputs(", \"wait_reason\": ", f);
-		ws_json_write_string(f, t->wait_reason);
-		fputs(", \"error\": ", f);
-		ws_json_write_string(f, tt->error);
-		fputs(", \"frames\": [", f);
-		for (size_t k = 0; k < tt->nframes; k++) {
-			const struct ws_frame *fr = &tick->frames[tt->first_frame + k];
-			fputs(k ? ", {\"function\": " : "{\"function\": ", f);
-			ws_json_write_string(f, fr->function);
-			fputs(", \"file\": ", f);
-			ws_json_write_string(f, fr->file);
-			if (fr->file && fr->line > 0)
-				fprintf(f, ", \"line\": %d", fr->line);
-			else
-				fputs(", \"line\": null", f);
-			fprintf(f, ", \"inlined\": %s, \"address\": \"0x%" PRIx64 "\"}",
-				fr->inlined ? "true" : "false", fr->address);
-		}
-		fputs("]}", f);
+		fputs(i ? ",\n " : "\n ", f);
+		write_task_json(f, tick, &tick->tasks[l.order[i]]);
 	}
-	fputs("\n]}\n", f);
+	fputs("\n]", f);
+	if (info->group) {
+		fputs(", \"groups\": [", f);
+		for (size_t g = 0; g < l.ngroups; g++) {
+			fputs(g ? ",\n " : "\n ", f);
+			write_group_json(f, &l, g);
+		}
+		fputs("\n]", f);
+	}
+	fputs("}\n", f);
+	layout_free(&l);
 	if (ferror(f))
 		return ws_error_create(WS_ERR_OUTPUT, "dump: write failed");
 	return NULL;

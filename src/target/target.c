@@ -22,8 +22,8 @@ static const long seize_options = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC;
 
 /* --- attach, launch, detach --- */
 
-static struct ws_error *seize_thread(struct ws_target *t, pid_t tid,
-				     bool *added)
+static struct ws_error *seize_thread(struct ws_target *t, const char *verb,
+				     pid_t tid, bool *added)
 {
 	*added = false;
 	if (target_thread_find(t, tid))
@@ -32,7 +32,7 @@ static struct ws_error *seize_thread(struct ws_target *t, pid_t tid,
 		if (errno == ESRCH)
 			return NULL; /* exited meanwhile */
 		return ws_error_from_errno(errno, WS_ERR_OTHER,
-					   "attach %d: seize thread %d",
+					   "%s %d: seize thread %d", verb,
 					   t->pid, tid);
 	}
 	if (!target_thread_add(t, tid, WS_THREAD_RUNNING))
@@ -43,14 +43,20 @@ static struct ws_error *seize_thread(struct ws_target *t, pid_t tid,
 
 struct ws_error *ws_target_attach(pid_t pid, struct ws_target **ret)
 {
+	return ws_target_attach_as("attach", pid, ret);
+}
+
+struct ws_error *ws_target_attach_as(const char *verb, pid_t pid,
+				     struct ws_target **ret)
+{
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
 	if (pid <= 0 || access(path, F_OK) != 0)
 		return ws_error_create(WS_ERR_NO_PROCESS,
-				       "attach %d: no such process", pid);
+				       "%s %d: no such process", verb, pid);
 	if (pid == getpid())
 		return ws_error_create(WS_ERR_USAGE,
-				       "attach %d: that is wallspy itself", pid);
+				       "%s %d: that is wallspy itself", verb, pid);
 
 	struct ws_target *t;
 	struct ws_error *err = target_new(pid, &t);
@@ -63,7 +69,7 @@ struct ws_error *ws_target_attach(pid_t pid, struct ws_target **ret)
 	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)seize_options) != 0) {
 		int e = errno;
 		target_free(t);
-		return ws_error_from_errno(e, WS_ERR_OTHER, "attach %d", pid);
+		return ws_error_from_errno(e, WS_ERR_OTHER, "%s %d", verb, pid);
 	}
 	if (!target_thread_add(t, pid, WS_THREAD_RUNNING)) {
 		ws_target_detach(t);
@@ -83,7 +89,7 @@ struct ws_error *ws_target_attach(pid_t pid, struct ws_target **ret)
 			pid_t tid = (pid_t)atoi(de->d_name);
 			if (tid <= 0)
 				continue;
-			err = seize_thread(t, tid, &added);
+			err = seize_thread(t, verb, tid, &added);
 			if (err)
 				break;
 			grew |= added;

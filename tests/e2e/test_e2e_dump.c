@@ -3,7 +3,10 @@
  * thread names, states and wait reasons are known by construction
  * (fixtures/threads_blocked.c's table, in tests/lib/fixture_truth;
  * fixtures/spin_inline.c's inlined step), checked in both the JSON and the text format, plus the target's
- * health after the dump (still running, not stopped, exits normally).
+ * health after the dump (still running, not stopped, exits normally). The
+ * header against /proc (executable, command line, thread count), the order
+ * (main thread first, then ids) and --group against
+ * fixtures/threads_same.c (N threads, one stack by construction).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +30,8 @@ static struct e2e_result run_dump(pid_t pid, bool json)
 }
 
 /* --- JSON shape --- */
+
+static const char *str_or_null(const cJSON *obj, const char *key);
 
 static bool is_null_or(const cJSON *item, cJSON_bool (*is)(const cJSON *))
 {
@@ -88,9 +93,43 @@ static void check_task_shape(const cJSON *task)
 		check_frame_shape(frame);
 }
 
+/* The process's executable (/proc/PID/exe) and command line
+ * (/proc/PID/cmdline, arguments joined by spaces): what the dump's header
+ * must say. Strings freed by e2e_cleanup. */
+static const char *proc_exe(pid_t pid)
+{
+	char link[64], buf[4096];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	n = readlink(link, buf, sizeof(buf));
+	cr_assert_gt(n, 0);
+	return e2e_strndup(buf, (size_t)n);
+}
+
+static const char *proc_cmdline(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	FILE *f = fopen(path, "r");
+	char buf[4096];
+	cr_assert_not_null(f);
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	while (n > 0 && buf[n - 1] == '\0')
+		n--;
+	for (size_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	return e2e_strndup(buf, n);
+}
+
 static void check_dump_shape(const cJSON *root, pid_t pid)
 {
-	static const char *const keys[] = { "pid", "runtime", "tasks", NULL };
+	static const char *const keys[] = { "pid", "runtime", "executable",
+					    "command", "task_count", "held_ms",
+					    "took_ms", "tasks", NULL };
 	const cJSON *task;
 
 	check_exact_keys(root, keys, "dump");
@@ -98,6 +137,14 @@ static void check_dump_shape(const cJSON *root, pid_t pid)
 	cr_assert_eq((pid_t)cJSON_GetObjectItem(root, "pid")->valuedouble, pid);
 	cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(root, "runtime")),
 			 "threads");
+	cr_assert_str_eq(str_or_null(root, "executable"), proc_exe(pid));
+	cr_assert_str_eq(str_or_null(root, "command"), proc_cmdline(pid));
+	cr_assert(e2e_json_is_integer(cJSON_GetObjectItem(root, "task_count")));
+	cr_assert_eq(cJSON_GetObjectItem(root, "task_count")->valuedouble,
+		     cJSON_GetArraySize(cJSON_GetObjectItem(root, "tasks")));
+	double held = cJSON_GetObjectItem(root, "held_ms")->valuedouble;
+	double took = cJSON_GetObjectItem(root, "took_ms")->valuedouble;
+	cr_assert(held > 0 && held <= took, "held %g ms, took %g ms", held, took);
 	cr_assert(cJSON_IsArray(cJSON_GetObjectItem(root, "tasks")));
 	cJSON_ArrayForEach(task, cJSON_GetObjectItem(root, "tasks"))
 		check_task_shape(task);
@@ -410,6 +457,163 @@ Test(e2e_dump, inline_frames, .timeout = 60, .fini = e2e_cleanup)
 	cr_assert(e2e_running_not_stopped(proc.pid, 3, 50));
 }
 
+/* --- header, order, groups --- */
+
+/* The header: "process PID: COMMAND", then "executable EXE, runtime R, N
+ * tasks, held X ms, took Y ms" with the truth from /proc; the main thread's
+ * block first, then ascending ids; the same order in JSON. */
+Test(e2e_dump, header_and_order, .timeout = 60, .fini = e2e_cleanup)
+{
+	pid_t pid = e2e_start_fixture("threads_blocked", "50", "ready", 10000);
+	struct e2e_result res = run_dump(pid, false);
+	pid_t tids[64];
+	int ntids = e2e_tids(pid, tids, 64);
+	char *text = strdup(res.out);
+	char *line2, want[4300];
+	double held, took;
+
+	cr_assert_not_null(text);
+	line2 = strchr(text, '\n');
+	cr_assert_not_null(line2);
+	*line2++ = '\0';
+	*strchr(line2, '\n') = '\0';
+	snprintf(want, sizeof(want), "process %d: %s", pid, proc_cmdline(pid));
+	cr_assert_str_eq(text, want);
+	snprintf(want, sizeof(want), "executable %s, runtime threads, %d tasks, ",
+		 proc_exe(pid), ntids);
+	cr_assert(strncmp(line2, want, strlen(want)) == 0, "header \"%s\", expected \"%s...\"",
+		  line2, want);
+	cr_assert_eq(sscanf(line2 + strlen(want), "held %lf ms, took %lf ms", &held, &took), 2,
+		     "header \"%s\"", line2);
+	cr_assert(held > 0 && held <= took && took <= res.seconds * 1000,
+		  "held %g ms, took %g ms, wallspy ran %g s", held, took, res.seconds);
+	free(text);
+
+	/* Text blocks: the main thread, then ids ascending. */
+	long prev = -1;
+	int blocks = 0;
+	text = strdup(res.out);
+	for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n")) {
+		long id;
+		if (sscanf(l, "task %ld ", &id) != 1)
+			continue;
+		if (blocks++ == 0)
+			cr_assert_eq(id, pid, "first block is task %ld, not the main thread", id);
+		else
+			cr_assert_gt(id, prev, "task %ld after %ld", id, prev);
+		prev = blocks == 1 ? 0 : id;
+	}
+	free(text);
+	cr_assert_eq(blocks, ntids);
+
+	/* JSON: the same order. */
+	cJSON *root = e2e_dump_json(pid, NULL);
+	const cJSON *task;
+	prev = -1;
+	blocks = 0;
+	cJSON_ArrayForEach(task, cJSON_GetObjectItem(root, "tasks")) {
+		long id = (long)cJSON_GetObjectItem(task, "id")->valuedouble;
+		if (blocks++ == 0)
+			cr_assert_eq(id, pid);
+		else
+			cr_assert_gt(id, prev);
+		prev = blocks == 1 ? 0 : id;
+	}
+	cr_assert_null(cJSON_GetObjectItem(root, "groups"), "groups without --group");
+	e2e_check_healthy_then_stop(pid);
+}
+
+/* Ascending tids of pid's threads named comm; returns their count. */
+static int tids_named(pid_t pid, const char *comm, long *out, int max)
+{
+	pid_t tids[256];
+	int n = e2e_tids(pid, tids, 256), k = 0;
+	char name[64];
+
+	for (int i = 0; i < n; i++)
+		if (e2e_thread_comm(pid, tids[i], name, sizeof(name)) &&
+		    strcmp(name, comm) == 0 && k < max)
+			out[k++] = tids[i];
+	for (int i = 1; i < k; i++)
+		for (int j = i; j > 0 && out[j - 1] > out[j]; j--) {
+			long t = out[j];
+			out[j] = out[j - 1];
+			out[j - 1] = t;
+		}
+	return k;
+}
+
+static bool same_frames(const cJSON *a, const cJSON *b)
+{
+	char *x = cJSON_PrintUnformatted(a), *y = cJSON_PrintUnformatted(b);
+	bool same = strcmp(x, y) == 0;
+
+	free(x);
+	free(y);
+	return same;
+}
+
+/* --group: threads_same's 12 workers share one stack by construction: one
+ * block "12 tasks "same_worker" [waiting: read]: ID, ..." listing the 10
+ * lowest tids and "and 2 more", after the main thread's; in JSON, groups
+ * of counts 1 (the main thread) and 12 (exactly the workers' tids), each
+ * with the frames of every member's own entry in "tasks". */
+Test(e2e_dump, group_identical_stacks, .timeout = 60, .fini = e2e_cleanup)
+{
+	pid_t pid = e2e_start_fixture("threads_same", "12", "ready", 10000);
+	long workers[64];
+	int nworkers = tids_named(pid, "same_worker", workers, 64);
+	const char *group[] = { "--group", NULL };
+	struct e2e_result res = e2e_run_dump(pid, group, NULL, 0, 30000);
+	char want[1024];
+	int len;
+
+	cr_assert_eq(nworkers, 12);
+	len = snprintf(want, sizeof(want), "\n12 tasks \"same_worker\" [waiting: read]:");
+	for (int i = 0; i < 10; i++)
+		len += snprintf(want + len, sizeof(want) - len, "%s %ld", i ? "," : "",
+				workers[i]);
+	snprintf(want + len, sizeof(want) - len, " and 2 more\n");
+	cr_assert_not_null(strstr(res.out, want), "no \"%s\" in:\n%s", want + 1, res.out);
+	snprintf(want, sizeof(want), "\n\ntask %d \"threads_same\" ", pid);
+	cr_assert_lt(strstr(res.out, want) - res.out,
+		     strstr(res.out, "\n12 tasks ") - res.out, "main thread not first");
+	cr_assert(e2e_match(res.out, ", 13 tasks in 2 stacks, "), "%s", res.out);
+	cr_assert(e2e_match(res.out, "^    same_worker_block \\(.*threads_same\\.c:[0-9]+\\)$"));
+
+	cJSON *root = e2e_dump_json(pid, group);
+	const cJSON *groups = cJSON_GetObjectItem(root, "groups");
+	cr_assert_eq(cJSON_GetArraySize(groups), 2);
+	const cJSON *main_group = cJSON_GetArrayItem(groups, 0);
+	const cJSON *workers_group = cJSON_GetArrayItem(groups, 1);
+	cr_assert_eq(cJSON_GetObjectItem(main_group, "count")->valuedouble, 1);
+	cr_assert_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(main_group, "ids"), 0)->valuedouble,
+		     pid);
+	cr_assert_eq(cJSON_GetObjectItem(workers_group, "count")->valuedouble, 12);
+	const cJSON *ids = cJSON_GetObjectItem(workers_group, "ids");
+	cr_assert_eq(cJSON_GetArraySize(ids), 12);
+	for (int i = 0; i < 12; i++)
+		cr_assert_eq((long)cJSON_GetArrayItem(ids, i)->valuedouble, workers[i]);
+	cr_assert_str_eq(str_or_null(workers_group, "wait_reason"), "read");
+	const cJSON *g;
+	cJSON_ArrayForEach(g, groups) {
+		const cJSON *id;
+		cJSON_ArrayForEach(id, cJSON_GetObjectItem(g, "ids")) {
+			const cJSON *task;
+			bool found = false;
+			cJSON_ArrayForEach(task, cJSON_GetObjectItem(root, "tasks"))
+				if (cJSON_GetObjectItem(task, "id")->valuedouble == id->valuedouble) {
+					found = true;
+					cr_assert(same_frames(cJSON_GetObjectItem(task, "frames"),
+							      cJSON_GetObjectItem(g, "frames")),
+						  "task %g's frames are not its group's", id->valuedouble);
+				}
+			cr_assert(found, "group member %g is no task", id->valuedouble);
+		}
+	}
+	e2e_check_healthy_then_stop(pid);
+}
+
 /* dump of a process that does not exist: exit 3, one "wallspy: " line. */
 Test(e2e_dump, no_such_process, .timeout = 60, .fini = e2e_cleanup)
 {
@@ -422,4 +626,8 @@ Test(e2e_dump, no_such_process, .timeout = 60, .fini = e2e_cleanup)
 	struct e2e_result res = e2e_run_dump(child.pid, opts, NULL, 3, 30000);
 	cr_assert(e2e_is_one_error_line(res.err),
 		  "stderr is not one \"wallspy: \" line: %s", res.err);
+	char want[64];
+	snprintf(want, sizeof(want), "wallspy: dump %d: ", child.pid);
+	cr_assert(strncmp(res.err, want, strlen(want)) == 0,
+		  "the error does not name dump: %s", res.err);
 }

@@ -230,5 +230,7 @@ Test(e2e_errors, attach_permission_denied, .timeout = 60, .fini = e2e_cleanup)
 	cr_assert(strstr(res.err, "CAP_SYS_PTRACE") &&
 		  strstr(res.err, "ptrace_scope"),
 		  "no advice in: %s", res.err);
+	cr_assert(strncmp(res.err, "wallspy: dump ", 14) == 0,
+		  "the error does not name dump: %s", res.err);
 	e2e_check_healthy_then_stop(pid);
 }

@@ -207,3 +207,23 @@ Test(cli, debug_cache_dir_follows_the_environment, .timeout = 10)
 	unsetenv("HOME");
 	cr_assert_null(ws_cli_debug_cache_dir());
 }
+
+/* --group: dump only. */
+Test(cli, group_for_dump_only)
+{
+	char *dump[] = { "wallspy", "dump", "--group", "--json", "42", NULL };
+	char *record[] = { "wallspy", "record", "--group", "--", "true", NULL };
+	char *attach[] = { "wallspy", "attach", "--group", "42", NULL };
+	struct ws_options o;
+	struct ws_error *err = ws_cli_parse(5, dump, &o);
+	cr_assert_null(err);
+	cr_assert(o.group && o.json);
+	err = ws_cli_parse(5, record, &o);
+	cr_assert_not_null(err);
+	cr_assert_eq(err->kind, WS_ERR_USAGE);
+	ws_error_destroy(err);
+	err = ws_cli_parse(4, attach, &o);
+	cr_assert_not_null(err);
+	cr_assert_eq(err->kind, WS_ERR_USAGE);
+	ws_error_destroy(err);
+}
