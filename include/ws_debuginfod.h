@@ -35,8 +35,8 @@ struct ws_debuginfod_options {
 struct ws_debuginfod;
 
 /* A client (the caller checked that DEBUGINFOD_URLS names servers); *ret
- * is NULL (nothing is ever fetched) when libdebuginfod cannot start.
- * Errors: out of memory only. */
+ * is NULL (nothing is ever fetched) when libdebuginfod.so.1 cannot be
+ * loaded or cannot start. Errors: out of memory only. */
 struct ws_error *ws_debuginfod_create(const struct ws_debuginfod_options *options,
 				      struct ws_debuginfod **ret);
 

@@ -55,10 +55,4 @@ const Dwfl_Callbacks *ws_finder_callbacks(void);
  * through the module's userdata: call it after each dwfl_report_end. */
 void ws_finder_attach(struct ws_finder *finder, Dwfl *dwfl);
 
-/* Whether the target sees another filesystem than wallspy (a container):
- * a path in /proc/PID/maps may then name another file on the host, so
- * tools that open modules by that path (libunwind-ptrace) must not be
- * trusted with it. */
-bool ws_finder_foreign(const struct ws_finder *finder);
-
 #endif

@@ -52,10 +52,6 @@ struct ws_error *ws_symbols_create_with(pid_t pid,
 /* ws_symbols_create_with without a cache or debuginfod. */
 struct ws_error *ws_symbols_create(pid_t pid, struct ws_symbols **ret);
 
-/* Whether the target sees another filesystem than wallspy (ws_finder.h):
- * its paths in /proc/PID/maps are not the host's. */
-bool ws_symbols_foreign(const struct ws_symbols *symbols);
-
 /* Frees everything, including every ws_location handed out. NULL is fine. */
 void ws_symbols_destroy(struct ws_symbols *symbols);
 

@@ -76,11 +76,6 @@ void ws_finder_destroy(struct ws_finder *finder)
 	free(finder);
 }
 
-bool ws_finder_foreign(const struct ws_finder *finder)
-{
-	return finder->foreign;
-}
-
 static int attach_module(Dwfl_Module *mod, void **userdata, const char *name,
 			 Dwarf_Addr start, void *arg)
 {

@@ -529,11 +529,6 @@ struct ws_error *ws_symbols_refresh(struct ws_symbols *symbols)
 	return NULL;
 }
 
-bool ws_symbols_foreign(const struct ws_symbols *symbols)
-{
-	return ws_finder_foreign(symbols->finder);
-}
-
 Elf_Scn *ws_module_find_section(Dwfl_Module *mod, const char *name)
 {
 	GElf_Addr bias;

@@ -26,14 +26,14 @@ static const char *const phase_names[WS_NPHASES] = {"stop", "list", "copy",
 						     "resume"};
 
 /* The runtime's unwinder, unless a switch overrides it (for comparing the
- * two; see wallspy(1)). libdw's for a target in a container: libunwind
- * would read unwind tables from the host's file at the same path, which
- * is missing or another file. */
+ * two; see wallspy(1)). libunwind-ptrace 1.6 opens a module by its
+ * /proc/PID/maps path under /proc/PID/root, so it reads a container's
+ * files as the target sees them; a deleted file is the sampler's to
+ * unwind again with libdw (unwind_checked). */
 static struct ws_error *choose_backend(struct ws_sampler *s)
 {
 	const struct ws_runtime_caps *caps = s->runtime ? s->runtime->caps : NULL;
-	bool libdw = (caps && caps->prefer_libdw) ||
-		     ws_symbols_foreign(s->symbols);
+	bool libdw = caps && caps->prefer_libdw;
 	if (s->options.switches.unwinder == WS_UNWINDER_LIBDW)
 		libdw = true;
 	else if (s->options.switches.unwinder == WS_UNWINDER_LIBUNWIND)
