@@ -49,7 +49,8 @@ struct ws_options {
 	bool no_debug_cache;       /* --no-debug-cache (ws_debugcache.h) */
 	bool no_debuginfod;        /* --no-debuginfod (ws_debuginfod.h) */
 	bool stop_all;             /* --stop-all: no live ticks */
-	pid_t pid;                 /* attach, dump */
+	bool keep_running;         /* record --keep-running */
+	pid_t pid;                 /* attach, dump (also record -p: attach) */
 	char **argv;               /* record: the command, NULL-terminated */
 	/* From the environment (ws_cli_read_environment), not argv. */
 	struct ws_sampler_switches switches;

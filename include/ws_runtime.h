@@ -119,4 +119,12 @@ void ws_runtime_destroy(struct ws_runtime *runtime);
 /* The runtime's name as users see it. */
 const char *ws_runtime_name(const struct ws_runtime *runtime);
 
+/* The i-th name --runtime accepts besides "auto" and a descriptor file, in
+ * the table's order ("go", "threads"); NULL past the last. */
+const char *ws_runtime_table_name(size_t i);
+
+/* "auto, go, threads or a descriptor FILE.json": every value --runtime
+ * accepts, from the table (static storage). */
+const char *ws_runtime_choices(void);
+
 #endif

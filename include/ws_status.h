@@ -21,6 +21,9 @@ struct ws_status {
 	uint32_t *pauses_us;      /* one per tick */
 	size_t npauses, capacity;
 	uint64_t max_pause_ns;
+	/* How to stop, before the figures ("Ctrl-C to stop and write F");
+	 * NULL: none. Borrowed. */
+	const char *hint;
 };
 
 void ws_status_init(struct ws_status *status, bool live, uint64_t start_ns);

@@ -124,6 +124,11 @@ void ws_target_poll_events(struct ws_target *target);
  * deadline. Requires ws_target_block_signals() first. */
 int ws_target_wait_events(struct ws_target *target, uint64_t deadline_ns);
 
+/* Whether the last signal ws_target_wait_events returned came from the
+ * kernel (a terminal's Ctrl-C or hangup: the whole foreground process
+ * group got it), not from kill(2). */
+bool ws_target_signal_from_kernel(void);
+
 /* Whether one of wallspy's terminating signals has come and waits for
  * ws_target_wait_events (without taking it): for long waits outside the
  * loop (a download) that should end early. */
@@ -146,6 +151,22 @@ void ws_target_detach(struct ws_target *target);
 /* Kills a launched target (SIGKILL) and reaps it, so nothing of it
  * outlives wallspy's failure. */
 void ws_target_kill(struct ws_target *target);
+
+/* How ws_target_end ended a launched target. */
+struct ws_target_end {
+	int signal;              /* sent first; 0: none (it had its own) */
+	bool killed;             /* still alive after the grace: SIGKILL */
+	double grace;            /* seconds it was given */
+};
+
+/* Ends a launched target the way timeout(1) does: detaches (passing on
+ * the signals it was about to get), sends `signal` (0: none, it already
+ * has one coming), waits up to `grace_ns` for it to exit, then kills it
+ * (SIGKILL), at once when another of wallspy's terminating signals comes
+ * meanwhile (a second Ctrl-C). Reaps it: target->exited and exit_status
+ * say how it ended. Not for a target wallspy did not launch. */
+void ws_target_end(struct ws_target *target, int signal, uint64_t grace_ns,
+		   struct ws_target_end *ret);
 
 /* Detaches from a target still alive and frees it. */
 void ws_target_destroy(struct ws_target *target);

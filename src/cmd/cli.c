@@ -16,16 +16,23 @@
 
 #include "ws_debugcache.h"
 #include "ws_debuginfod.h"
+#include "ws_runtime.h"
 
-static const char help_text[] =
+/* The help, around the --runtime lines, which come from the table of
+ * runtimes (ws_runtime_choices). */
+static const char help_head[] =
 "usage: wallspy record [OPTIONS] -- CMD [ARGS...]\n"
-"       wallspy attach [OPTIONS] PID\n"
-"       wallspy dump [--json] [--group] [--runtime NAME] [--max-stack BYTES] PID\n"
+"       wallspy record [OPTIONS] -p PID   (as attach)\n"
+"       wallspy attach [OPTIONS] [-p] PID\n"
+"       wallspy dump [--json] [--group] [--runtime NAME] [-p] PID\n"
 "\n"
 "A wall-time profiler: samples every task of a process, running or not.\n"
 "\n"
 "commands:\n"
-"  record        launch CMD traced and sample it until it exits\n"
+"  record        launch CMD traced and sample it until it exits, --duration\n"
+"                ends or Ctrl-C; a CMD still running then is ended as\n"
+"                timeout(1) would: the signal wallspy got (SIGTERM when\n"
+"                --duration ran out), SIGKILL 5 s later\n"
 "  attach        sample a running process until it exits, --duration ends,\n"
 "                or Ctrl-C (the process keeps running)\n"
 "  dump          print every task's stack once, then detach: a header\n"
@@ -40,7 +47,6 @@ static const char help_text[] =
 "  -d, --duration SECONDS  stop after this long (default: until exit/Ctrl-C)\n"
 "      --group-by KEY      all (default: one merged profile), thread, state\n"
 "                          or task: one speedscope profile per group\n"
-"      --runtime NAME      auto (default) or threads: every OS thread is a task\n"
 "      --max-pause MS      pause budget per tick (default 1; 0 = none): with\n"
 "                          more tasks than fit, a random subset is sampled\n"
 "                          each tick, weighted to stay unbiased\n"
@@ -48,19 +54,24 @@ static const char help_text[] =
 "                          stacks, in % of one core (default 2; 0 = none):\n"
 "                          beyond it, a weighted random subset of tasks is\n"
 "                          sampled\n"
-"      --max-stack BYTES   stack bytes copied per task and tick (default\n"
-"                          128K; suffixes K, M); deeper stacks are cut and end\n"
-"                          in a [stack deeper than --max-stack] frame\n"
 "      --stop-all          hold every thread of the target while its tasks\n"
 "                          are read, as dump does (default: green threads\n"
 "                          and goroutines are read while the target runs,\n"
 "                          checked, and only threads running a task stop)\n"
+"      --keep-running      (record) leave CMD running when the recording\n"
+"                          ends before it (-d, Ctrl-C)\n"
 "  -q, --quiet             no status line and no summary\n"
-"options (dump; also --runtime, --max-stack):\n"
+"options (dump):\n"
 "      --json              JSON instead of text\n"
 "      --group             tasks with identical stacks once, with their\n"
 "                          count and ids\n"
 "options (all commands):\n"
+"  -p, --pid PID           the process to sample (record -p: attach to it)\n";
+
+static const char help_tail[] =
+"      --max-stack BYTES   stack bytes copied per task and tick (default\n"
+"                          128K; suffixes K, M); deeper stacks are cut and end\n"
+"                          in a [stack deeper than --max-stack] frame\n"
 "      --no-debug-cache    read compressed debug info as it is installed,\n"
 "                          without the uncompressed copy wallspy keeps in\n"
 "                          ~/.cache/wallspy/debuginfo (see wallspy(1))\n"
@@ -79,9 +90,50 @@ static const char help_text[] =
 "  6  cannot write the output file\n"
 "  7  the target lacks debug info the runtime needs\n";
 
+/* Appends `words` to buf at column 26, wrapped before column 78. */
+static size_t append_wrapped(char *buf, size_t size, size_t len,
+			     const char *words)
+{
+	enum { INDENT = 26, WIDTH = 78 };
+	size_t col = INDENT;
+	while (*words && len < size) {
+		size_t word = strcspn(words, " ");
+		if (col > INDENT && col + 1 + word > WIDTH) {
+			len += (size_t)snprintf(buf + len, size - len, "\n%*s",
+						INDENT, "");
+			col = INDENT;
+		} else if (col > INDENT) {
+			len += (size_t)snprintf(buf + len, size - len, " ");
+			col++;
+		}
+		len += (size_t)snprintf(buf + len, size - len, "%.*s",
+					(int)word, words);
+		col += word;
+		words += word;
+		words += strspn(words, " ");
+	}
+	if (len < size)
+		len += (size_t)snprintf(buf + len, size - len, "\n");
+	return len;
+}
+
 const char *ws_cli_help(void)
 {
-	return help_text;
+	static char help[sizeof(help_head) + sizeof(help_tail) + 512];
+	if (!help[0]) {
+		char runtimes[512];
+		snprintf(runtimes, sizeof(runtimes),
+			 "how tasks are found: %s (default auto: a descriptor "
+			 "the target carries, else its language's runtime, "
+			 "else threads; see wallspy-descriptor(5))",
+			 ws_runtime_choices());
+		size_t len = (size_t)snprintf(help, sizeof(help), "%s%-26s",
+					      help_head,
+					      "      --runtime NAME");
+		len = append_wrapped(help, sizeof(help), len, runtimes);
+		snprintf(help + len, sizeof(help) - len, "%s", help_tail);
+	}
+	return help;
 }
 
 static struct ws_error *usage(const char *fmt, const char *arg)
@@ -148,6 +200,7 @@ enum {
 	OPT_NO_DEBUG_CACHE,
 	OPT_NO_DEBUGINFOD,
 	OPT_STOP_ALL,
+	OPT_KEEP_RUNNING,
 };
 
 static const struct option long_options[] = {
@@ -166,6 +219,8 @@ static const struct option long_options[] = {
 	{"no-debug-cache", no_argument, NULL, OPT_NO_DEBUG_CACHE},
 	{"no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD},
 	{"stop-all", no_argument, NULL, OPT_STOP_ALL},
+	{"keep-running", no_argument, NULL, OPT_KEEP_RUNNING},
+	{"pid", required_argument, NULL, 'p'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -177,7 +232,7 @@ static struct ws_error *parse_option(int c, const char *arg,
 	bool dump = o->command == WS_CMD_DUMP;
 	/* Options that only make sense when recording. */
 	if (dump && c != OPT_JSON && c != OPT_GROUP && c != OPT_RUNTIME &&
-	    c != OPT_MAX_STACK &&
+	    c != OPT_MAX_STACK && c != 'p' &&
 	    c != OPT_NO_DEBUG_CACHE && c != OPT_NO_DEBUGINFOD && c != 'h' &&
 	    c != 'V' && c != 'q')
 		return ws_error_create(WS_ERR_USAGE,
@@ -241,6 +296,13 @@ static struct ws_error *parse_option(int c, const char *arg,
 	case OPT_STOP_ALL:
 		o->stop_all = true;
 		return NULL;
+	case OPT_KEEP_RUNNING:
+		if (o->command != WS_CMD_RECORD)
+			return usage("%s: only for record", "--keep-running");
+		o->keep_running = true;
+		return NULL;
+	case 'p':
+		return parse_pid(arg, &o->pid);
 	case 'h':
 		o->command = WS_CMD_HELP;
 		return NULL;
@@ -308,7 +370,7 @@ struct ws_error *ws_cli_parse(int argc, char **argv, struct ws_options *ret)
 	optind = 0; /* full re-initialisation, so parsing can be repeated */
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(sub_argc, sub_argv, "+:o:f:r:d:qhV",
+	while ((c = getopt_long(sub_argc, sub_argv, "+:o:f:r:d:p:qhV",
 				long_options, NULL)) != -1) {
 		if (c == '?') {
 			if (optopt)
@@ -334,13 +396,22 @@ struct ws_error *ws_cli_parse(int argc, char **argv, struct ws_options *ret)
 	int nrest = sub_argc - optind;
 	switch (o.command) {
 	case WS_CMD_RECORD:
+		if (o.pid && nrest > 0)
+			return usage("%s", "record: -p PID or a command to run, not both");
+		if (o.pid) {
+			/* py-spy's `record --pid`: sample a running process. */
+			o.command = WS_CMD_ATTACH;
+			break;
+		}
 		if (nrest < 1)
-			return usage("%s", "record: missing command to run (wallspy record [OPTIONS] -- CMD [ARGS...])");
+			return usage("%s", "record: missing command to run (wallspy record [OPTIONS] -- CMD [ARGS...], or -p PID)");
 		o.argv = rest;
 		break;
 	case WS_CMD_ATTACH:
 	case WS_CMD_DUMP:
-		if (nrest != 1)
+		if (o.pid && nrest == 0)
+			break;
+		if (nrest != 1 || o.pid)
 			return usage("%s: expected exactly one PID",
 				     o.command == WS_CMD_ATTACH ? "attach" : "dump");
 		struct ws_error *err = parse_pid(rest[0], &o.pid);

@@ -3,7 +3,10 @@
  * or attaching to the written profile. When ticks fall (a jittered grid,
  * missed ticks counted and carried as weight) is ws_timer's. Between ticks
  * wallspy waits on SIGCHLD, so target signals are passed on at once and
- * SIGINT/SIGTERM end the recording cleanly: detach, write, exit 0.
+ * SIGINT/SIGTERM end the recording cleanly: detach, write, exit 0. A
+ * command `record` launched does not outlive a recording that ended
+ * early (-d, a signal): it is ended as timeout(1) would, unless
+ * --keep-running.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -34,7 +37,9 @@ struct recording {
 	struct ws_profile *profile;
 	struct ws_status status;
 	char *output_path;
-	bool interrupted;
+	int stop_signal;	/* the signal that ended the recording, or 0 */
+	bool ended;		/* the launched command was ended: see end */
+	struct ws_target_end end;
 	uint64_t failed_ticks, failed_ticks_in_row;
 };
 
@@ -75,7 +80,7 @@ static struct ws_error *sample_loop(struct recording *r)
 		for (;;) {
 			int sig = ws_target_wait_events(r->target, next);
 			if (sig) {
-				r->interrupted = true;
+				r->stop_signal = sig;
 				return NULL;
 			}
 			if (r->target->exited)
@@ -130,19 +135,62 @@ static struct ws_error *sample_loop(struct recording *r)
 	}
 }
 
-static void describe_target(const struct ws_target *t, char *buf, size_t size)
+/* How long a command `record` ends has to exit after its signal before
+ * SIGKILL (timeout(1)'s --kill-after). */
+#define END_GRACE_NS (5 * 1000000000ull)
+
+/* The signal that ends a launched command when the recording ended
+ * early: the one wallspy got, passed on as timeout(1) does, unless it
+ * came from the terminal to the whole foreground process group, which
+ * the command is still in (it has its own, already passed on while it
+ * was traced); SIGTERM when -d ran out. */
+static int end_signal(const struct recording *r)
 {
-	if (!t->exited)
-		snprintf(buf, size, "target still running");
-	else if (WIFEXITED(t->exit_status))
-		snprintf(buf, size, "target exited with status %d",
-			 WEXITSTATUS(t->exit_status));
-	else if (WIFSIGNALED(t->exit_status))
-		snprintf(buf, size, "target killed by signal %d (%s)",
-			 WTERMSIG(t->exit_status),
-			 strsignal(WTERMSIG(t->exit_status)));
+	if (!r->stop_signal)
+		return SIGTERM;
+	if (ws_target_signal_from_kernel() &&
+	    getpgid(r->target->pid) == getpgrp())
+		return 0;
+	return r->stop_signal;
+}
+
+/* "exited with status 0", "killed by signal 15 (Terminated)" */
+static void describe_exit(int status, char *buf, size_t size)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, size, "exited with status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, size, "killed by signal %d (%s)", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
 	else
-		snprintf(buf, size, "target gone");
+		snprintf(buf, size, "gone");
+}
+
+/* The target's fate for the summary: what happened, never a guess. */
+static void describe_target(const struct recording *r, char *buf, size_t size)
+{
+	const struct ws_target *t = r->target;
+	char how[96];
+	if (!t->exited) {
+		snprintf(buf, size, "target still running%s",
+			 r->options->keep_running && t->launched
+				 ? " (--keep-running)" : "");
+		return;
+	}
+	describe_exit(t->exit_status, how, sizeof(how));
+	if (!r->ended)
+		snprintf(buf, size, "target %s", how);
+	else if (r->end.killed)
+		snprintf(buf, size, "target still running %.0f s after %sSIG%s: killed by wallspy with SIGKILL",
+			 r->end.grace,
+			 r->end.signal ? "wallspy sent " : "the terminal's ",
+			 sigabbrev_np(r->end.signal ? r->end.signal : r->stop_signal));
+	else if (r->end.signal)
+		snprintf(buf, size, "target sent SIG%s by wallspy, then %s",
+			 sigabbrev_np(r->end.signal), how);
+	else
+		snprintf(buf, size, "target got the terminal's SIG%s, then %s",
+			 sigabbrev_np(r->stop_signal), how);
 }
 
 static struct ws_error *write_profile(struct recording *r)
@@ -270,11 +318,21 @@ int ws_cmd_record(const struct ws_options *o)
 	ws_target_resume_all(r.target);
 	ws_status_init(&r.status, !o->quiet && isatty(STDERR_FILENO),
 		       ws_now_ns());
+	char hint[4200];
+	snprintf(hint, sizeof(hint), "Ctrl-C to stop and write %s",
+		 strcmp(r.output_path, "-") == 0 ? "the profile" : r.output_path);
+	r.status.hint = hint;
 	err = sample_loop(&r);
 	uint64_t stop_ns = ws_now_ns();
-	/* The target keeps running (or stays in its group stop) from here. */
-	if (!r.target->exited)
+	if (!r.target->exited && r.target->launched && !o->keep_running) {
+		/* The status line would stay on screen during the grace. */
+		ws_status_clear(&r.status);
+		ws_target_end(r.target, end_signal(&r), END_GRACE_NS, &r.end);
+		r.ended = true;
+	} else if (!r.target->exited) {
+		/* It keeps running (or stays in its group stop). */
 		ws_target_detach(r.target);
+	}
 	ws_status_clear(&r.status);
 	ws_profile_set_duration(r.profile,
 				(double)(stop_ns - r.status.start_ns) / 1e9);
@@ -294,9 +352,9 @@ int ws_cmd_record(const struct ws_options *o)
 	if (err) {
 		code = ws_cli_report(err);
 	} else if (!o->quiet) {
-		char stats[256], target[128];
+		char stats[256], target[192];
 		ws_status_format(&r.status, stop_ns, stats, sizeof(stats));
-		describe_target(r.target, target, sizeof(target));
+		describe_target(&r, target, sizeof(target));
 		/* wallspy's own cost, without the target's (a reaped child's
 		 * time would count in RUSAGE_CHILDREN, never here). */
 		struct rusage ru;

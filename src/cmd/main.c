@@ -8,6 +8,7 @@
 #include "ws_cli.h"
 #include "ws_cmd_dump.h"
 #include "ws_cmd_record.h"
+#include "ws_version.h"
 
 int main(int argc, char **argv)
 {
@@ -21,7 +22,10 @@ int main(int argc, char **argv)
 		fputs(ws_cli_help(), stdout);
 		return 0;
 	case WS_CMD_VERSION:
-		printf("wallspy %s\n", WS_VERSION);
+		if (WS_VCS_DESCRIBE[0])
+			printf("wallspy %s (git %s)\n", WS_VERSION, WS_VCS_DESCRIBE);
+		else
+			printf("wallspy %s\n", WS_VERSION);
 		return 0;
 	case WS_CMD_RECORD:
 	case WS_CMD_ATTACH:

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "ws_grow.h"
 
@@ -82,9 +84,19 @@ void ws_status_draw(struct ws_status *s, uint64_t now_ns)
 	if (!s->live || now_ns - s->last_draw_ns < 250 * 1000000ull)
 		return;
 	s->last_draw_ns = now_ns;
-	char line[256];
-	ws_status_format(s, now_ns, line, sizeof(line));
-	fprintf(stderr, "\r\033[Kwallspy: %s", line);
+	char figures[256], line[512];
+	ws_status_format(s, now_ns, figures, sizeof(figures));
+	if (s->hint)
+		snprintf(line, sizeof(line), "wallspy (%s): %s", s->hint, figures);
+	else
+		snprintf(line, sizeof(line), "wallspy: %s", figures);
+	/* A line longer than the terminal wraps, and \r would then redraw
+	 * below it for good: cut it to the width. */
+	struct winsize ws;
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 &&
+	    strlen(line) >= ws.ws_col)
+		line[ws.ws_col - 1] = '\0';
+	fprintf(stderr, "\r\033[K%s", line);
 	fflush(stderr);
 }
 

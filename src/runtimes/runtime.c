@@ -5,6 +5,7 @@
  */
 #include "ws_runtime.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,8 +67,31 @@ struct ws_error *ws_runtime_create(const char *name, struct ws_target *target,
 		if (runtimes[i].name && strcmp(runtimes[i].name, name) == 0)
 			return runtimes[i].create(target, symbols, ret);
 	return ws_error_create(WS_ERR_USAGE,
-			       "--runtime: unknown runtime '%s' (expected auto, threads, go or a descriptor file)",
-			       name);
+			       "--runtime: unknown runtime '%s' (expected %s)",
+			       name, ws_runtime_choices());
+}
+
+const char *ws_runtime_table_name(size_t i)
+{
+	for (size_t k = 0; k < NRUNTIMES; k++)
+		if (runtimes[k].name && i-- == 0)
+			return runtimes[k].name;
+	return NULL;
+}
+
+const char *ws_runtime_choices(void)
+{
+	static char choices[256];
+	if (!choices[0]) {
+		size_t len = (size_t)snprintf(choices, sizeof(choices), "auto");
+		for (size_t i = 0; ws_runtime_table_name(i) && len < sizeof(choices); i++)
+			len += (size_t)snprintf(choices + len, sizeof(choices) - len,
+						", %s", ws_runtime_table_name(i));
+		if (len < sizeof(choices))
+			snprintf(choices + len, sizeof(choices) - len,
+				 " or a descriptor FILE.json");
+	}
+	return choices;
 }
 
 void ws_runtime_destroy(struct ws_runtime *runtime)

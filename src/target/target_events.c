@@ -153,6 +153,10 @@ void ws_target_block_signals(void)
  * SIGCHLD (inside a tick, or while detaching): kept until
  * ws_target_wait_events hands it out, so Ctrl-C is never lost. */
 static int deferred_signal;
+/* Whether it came from the kernel (a terminal's Ctrl-C or hangup, which
+ * reach the whole foreground process group), not from kill(2); and the
+ * same for the last signal ws_target_wait_events handed out. */
+static bool deferred_from_kernel, returned_from_kernel;
 
 static bool is_stop_signal(int sig)
 {
@@ -324,15 +328,23 @@ bool target_wait_sigchld(uint64_t deadline_ns)
 		.tv_nsec = (long)(left % 1000000000u),
 	};
 	sigset_t set = wallspy_signals(true);
-	int sig = sigtimedwait(&set, NULL, &ts);
-	if (sig > 0 && sig != SIGCHLD && !deferred_signal)
+	siginfo_t info;
+	int sig = sigtimedwait(&set, &info, &ts);
+	if (sig > 0 && sig != SIGCHLD && !deferred_signal) {
 		deferred_signal = sig;
+		deferred_from_kernel = info.si_code == SI_KERNEL;
+	}
 	return true;
 }
 
 void ws_target_poll_events(struct ws_target *t)
 {
 	target_drain_events(t, false);
+}
+
+bool ws_target_signal_from_kernel(void)
+{
+	return returned_from_kernel;
 }
 
 bool ws_target_serve(void *target)
@@ -360,6 +372,7 @@ int ws_target_wait_events(struct ws_target *t, uint64_t deadline_ns)
 		target_drain_events(t, false);
 		if (deferred_signal) {
 			int sig = deferred_signal;
+			returned_from_kernel = deferred_from_kernel;
 			deferred_signal = 0;
 			return sig;
 		}

@@ -208,6 +208,19 @@ Test(e2e_errors, version, .timeout = 60, .fini = e2e_cleanup)
 	cr_assert_eq(e2e_exit_code(&res), 0, "stderr: %s", res.err);
 	cr_assert(e2e_match(res.out, "^wallspy " WS_VERSION "([^0-9]|$)"),
 		  "--version printed \"%s\"", res.out);
+
+	/* Built from a git checkout: `git describe` of it, as git says. */
+	if (!e2e_exists(WS_SOURCE_DIR "/.git") || access("/usr/bin/git", X_OK) != 0)
+		return;
+	char *git[] = { "/usr/bin/git", "-C", WS_SOURCE_DIR, "describe", "--always",
+			"--dirty", "--tags", NULL };
+	struct e2e_result described;
+	e2e_run(git, NULL, 10000, &described);
+	cr_assert_eq(e2e_exit_code(&described), 0, "git describe: %s", described.err);
+	char want[256];
+	snprintf(want, sizeof(want), "wallspy %s (git %.*s)\n", WS_VERSION,
+		 (int)strcspn(described.out, "\n"), described.out);
+	cr_assert_str_eq(res.out, want);
 }
 
 /* Permission denied: wallspy run as nobody (setpriv) may not trace a

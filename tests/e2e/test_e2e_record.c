@@ -4,16 +4,22 @@
  * fixtures/thread_churn.c's result, both in tests/lib/fixture_truth),
  * checked for the speedscope and folded formats, per-thread wall-time
  * weights, SIGINT/SIGTERM handling (detach,
- * write, exit 0, target unharmed) and the status line. Tests here measure
+ * write, exit 0, target unharmed), the end of a command record launched
+ * when the recording ends first (SIGTERM or the signal wallspy got, SIGKILL
+ * after 5 s, --keep-running; Ctrl-C and the status line in a pty), and
+ * record -p. Tests here measure
  * wall time and CPU shares, so they run one at a time.
  */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -318,4 +324,194 @@ Test(e2e_record, thread_churn, .timeout = 60, .fini = e2e_cleanup)
 	check_success(&res, "target exited with status 0");
 	cr_assert_str_eq(res.out, expected, "the target printed \"%s\"", res.out);
 	ss_load(out);
+}
+
+/* --- the end of a command record launched (timeout(1)'s way) --- */
+
+/* The one child of `parent` (scanning /proc), 0 when there is none. */
+static pid_t child_of(pid_t parent)
+{
+	char path[64];
+
+	/* The launched command is the only child wallspy forks. */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", parent, parent);
+	for (int attempt = 0; attempt < 1000; attempt++) {
+		char *kids = e2e_read_file(path);
+		if (kids && atoi(kids) > 0)
+			return (pid_t)atoi(kids);
+		e2e_sleep_ms(10);
+	}
+	return 0;
+}
+
+/* -d ran out: the command, still running, gets SIGTERM and ends (it
+ * exits 0 on SIGTERM by construction); nothing of it outlives wallspy. */
+Test(e2e_record, duration_ends_the_command, .timeout = 60,
+     .fini = e2e_cleanup_adopting)
+{
+	const char *opts[] = { "-d", "1", NULL };
+	const char *target[] = { e2e_fixture("threads_blocked"), "60", NULL };
+	const char *out;
+
+	e2e_become_subreaper();
+	struct e2e_result res = e2e_record(opts, target, &out, 30000);
+	check_success(&res, "target sent SIGTERM by wallspy, then exited with status 0");
+	cr_assert_lt(res.seconds, 5, "wallspy took %.1f s", res.seconds);
+	cr_assert_eq(e2e_adopt_orphans(NULL, 0), 0, "the command outlived wallspy");
+	ss_load(out);
+}
+
+/* --keep-running: the command goes on, detached and healthy. */
+Test(e2e_record, keep_running, .timeout = 60, .fini = e2e_cleanup_adopting)
+{
+	const char *opts[] = { "-d", "1", "--keep-running", NULL };
+	const char *target[] = { e2e_fixture("threads_blocked"), "60", NULL };
+	const char *out;
+	pid_t orphans[4];
+
+	e2e_become_subreaper();
+	struct e2e_result res = e2e_record(opts, target, &out, 30000);
+	check_success(&res, "target still running (--keep-running)");
+	cr_assert_eq(e2e_adopt_orphans(orphans, 4), 1);
+	e2e_check_healthy_then_stop(orphans[0]);
+}
+
+/* SIGINT or SIGTERM sent to wallspy (kill(2), not a terminal): passed on
+ * to the command, which ends of it. */
+static void check_signal_passed_on(int sig)
+{
+	const char *dir = e2e_tmpdir();
+	const char *out = e2e_path(dir, "out.json");
+	char *argv[] = { (char *)e2e_wallspy(), "record", "-o", (char *)out, "--",
+			 (char *)e2e_fixture("threads_blocked"), "60", NULL };
+	struct e2e_spawn_opts spawn = { .pipe_stdout = true, .pipe_stderr = true };
+	struct e2e_result res;
+	char fate[128];
+
+	e2e_become_subreaper();
+	struct e2e_proc ws = e2e_spawn(argv, &spawn);
+	pid_t target = child_of(ws.pid);
+	cr_assert_neq(target, 0, "no command under wallspy");
+	/* The command prints on wallspy's stdout. */
+	cr_assert(e2e_wait_line(ws.out_fd, "ready", 10000), "threads_blocked not ready");
+	tb_wait_sampled(target);
+	e2e_collect(&ws, 30000, sig, 0, &res);
+	snprintf(fate, sizeof(fate), "target sent SIG%s by wallspy, then exited with status 0",
+		 sigabbrev_np(sig));
+	check_success(&res, fate);
+	cr_assert_eq(e2e_adopt_orphans(NULL, 0), 0, "the command outlived wallspy");
+}
+
+Test(e2e_record, sigint_passed_on, .timeout = 60, .fini = e2e_cleanup_adopting)
+{
+	check_signal_passed_on(SIGINT);
+}
+
+Test(e2e_record, sigterm_passed_on, .timeout = 60, .fini = e2e_cleanup_adopting)
+{
+	check_signal_passed_on(SIGTERM);
+}
+
+/* A command that ignores SIGTERM (sh's trap '' survives its exec) is
+ * killed 5 s after it, and the summary says so. */
+Test(e2e_record, sigkill_after_grace, .timeout = 60, .fini = e2e_cleanup_adopting)
+{
+	const char *opts[] = { "-d", "0.5", NULL };
+	const char *target[] = { "/bin/sh", "-c", "trap '' TERM; exec sleep 60", NULL };
+	const char *out;
+
+	e2e_become_subreaper();
+	struct e2e_result res = e2e_record(opts, target, &out, 30000);
+	check_success(&res, "target still running 5 s after wallspy sent SIGTERM: "
+		      "killed by wallspy with SIGKILL");
+	cr_assert(res.seconds >= 5.5 && res.seconds < 9, "wallspy took %.1f s",
+		  res.seconds);
+	cr_assert_eq(e2e_adopt_orphans(NULL, 0), 0, "the command outlived wallspy");
+}
+
+/* wallspy and its command in a terminal (a pty): the status line says how
+ * to stop; Ctrl-C reaches both (the kernel signals the foreground process
+ * group), so wallspy sends nothing more and reports the command's own end. */
+Test(e2e_record, ctrl_c_in_a_terminal, .timeout = 60, .fini = e2e_cleanup_adopting)
+{
+	const char *dir = e2e_tmpdir();
+	const char *out = e2e_path(dir, "out.json");
+	int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	char want[512], buf[8192];
+	size_t got = 0;
+	int status;
+
+	cr_assert_geq(master, 0);
+	cr_assert_eq(grantpt(master), 0);
+	cr_assert_eq(unlockpt(master), 0);
+	const char *slave = ptsname(master);
+	cr_assert_not_null(slave);
+	e2e_become_subreaper();
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		setsid();
+		int fd = open(slave, O_RDWR);
+		if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) != 0)
+			_exit(126);
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execl(e2e_wallspy(), "wallspy", "record", "-o", out, "--",
+		      e2e_fixture("threads_blocked"), "60", (char *)NULL);
+		_exit(127);
+	}
+	e2e_track(pid);
+	snprintf(want, sizeof(want), "wallspy (Ctrl-C to stop and write %s): ", out);
+	double deadline = e2e_now() + 20;
+	while (!memmem(buf, got, want, strlen(want))) {
+		cr_assert_lt(e2e_now(), deadline, "no status line \"%s\" in:\n%.*s",
+			     want, (int)got, buf);
+		struct pollfd p = { .fd = master, .events = POLLIN };
+		if (poll(&p, 1, 100) > 0 && got < sizeof(buf)) {
+			ssize_t n = read(master, buf + got, sizeof(buf) - got);
+			if (n > 0)
+				got += (size_t)n;
+		}
+	}
+	cr_assert_eq(write(master, "\003", 1), 1);	/* Ctrl-C */
+	got = 0;
+	for (;;) {
+		struct pollfd p = { .fd = master, .events = POLLIN };
+		cr_assert_lt(e2e_now(), deadline + 20, "wallspy did not end");
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		ssize_t n = read(master, buf + got, sizeof(buf) - 1 - got);
+		if (n <= 0)
+			break;	/* EIO: the session's last writer is gone */
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	cr_assert(e2e_wait_timeout(pid, 10000, &status));
+	e2e_forget(pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x:\n%s",
+		  status, buf);
+	cr_assert_not_null(strstr(buf, "; target got the terminal's SIGINT, then exited "
+				  "with status 0; wrote "), "%s", buf);
+	cr_assert_eq(e2e_adopt_orphans(NULL, 0), 0, "the command outlived wallspy");
+	ss_load(out);
+}
+
+/* py-spy's `record --pid`: record -p PID samples a running process, as
+ * attach does, and leaves it running. */
+Test(e2e_record, record_dash_p_attaches, .timeout = 60, .fini = e2e_cleanup)
+{
+	pid_t pid = e2e_start_fixture("threads_blocked", "60", "ready", 10000);
+	const char *dir = e2e_tmpdir();
+	const char *out = e2e_path(dir, "out.json");
+	char pid_text[32];
+
+	snprintf(pid_text, sizeof(pid_text), "%d", pid);
+	const char *args[] = { "record", "-p", pid_text, "-d", "1", "--group-by",
+			       "thread", "-o", out, NULL };
+	struct e2e_result res = e2e_wallspy_run(args, dir, 30000);
+	check_success(&res, "target still running");
+	struct ss_view v = ss_load(out);
+	check_threads_blocked_profile(&v, res.seconds);
+	e2e_check_healthy_then_stop(pid);
 }

@@ -21,7 +21,9 @@ struct e2e_summary {
 	double cpu_seconds;       /* "wallspy cpu X s": wallspy's own CPU */
 	const char *target;       /* "target exited with status 0", "target
 				   * still running", "target killed by
-				   * signal 9 (Killed)" (e2e_cleanup frees) */
+				   * signal 9 (Killed)", "target sent
+				   * SIGTERM by wallspy, then exited with
+				   * status 0" (e2e_cleanup frees) */
 	long unwinds_reused;      /* -1 without WALLSPY_DEBUG_PAUSE */
 };
 

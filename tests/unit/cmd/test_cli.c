@@ -3,10 +3,12 @@
  * struct, defaults hold, and every malformed line is a usage error.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ws_cli.h"
+#include "ws_runtime.h"
 
 #define ARGV(...) ((char *[]){"wallspy", __VA_ARGS__, NULL})
 #define ARGC(...) ((int)(sizeof((char *[]){"wallspy", __VA_ARGS__}) / sizeof(char *)))
@@ -226,4 +228,71 @@ Test(cli, group_for_dump_only)
 	cr_assert_not_null(err);
 	cr_assert_eq(err->kind, WS_ERR_USAGE);
 	ws_error_destroy(err);
+}
+
+/* -p/--pid: the PID for attach and dump; record -p PID is attach (as
+ * py-spy's record --pid); a PID twice, or with a command, is an error. */
+Test(cli, pid_option)
+{
+	struct ws_options o;
+	cr_assert_null(PARSE(&o, "record", "-p", "42", "-d", "2"));
+	cr_expect_eq(o.command, WS_CMD_ATTACH);
+	cr_expect_eq(o.pid, 42);
+	cr_expect_eq(o.duration, 2);
+	cr_assert_null(PARSE(&o, "record", "--pid", "43"));
+	cr_expect_eq(o.command, WS_CMD_ATTACH);
+	cr_expect_eq(o.pid, 43);
+	cr_assert_null(PARSE(&o, "attach", "-p", "44"));
+	cr_expect_eq(o.command, WS_CMD_ATTACH);
+	cr_expect_eq(o.pid, 44);
+	cr_assert_null(PARSE(&o, "dump", "--json", "--pid", "45"));
+	cr_expect_eq(o.command, WS_CMD_DUMP);
+	cr_expect_eq(o.pid, 45);
+	expect_usage(PARSE(&o, "record", "-p", "42", "--", "sleep", "1"));
+	expect_usage(PARSE(&o, "attach", "-p", "42", "43"));
+	expect_usage(PARSE(&o, "dump", "-p", "0"));
+	expect_usage(PARSE(&o, "attach", "-p"));
+}
+
+/* --keep-running: record only. */
+Test(cli, keep_running_for_record_only)
+{
+	struct ws_options o;
+	cr_assert_null(PARSE(&o, "record", "--", "true"));
+	cr_expect_not(o.keep_running);
+	cr_assert_null(PARSE(&o, "record", "--keep-running", "-d", "1", "--", "true"));
+	cr_expect(o.keep_running);
+	expect_usage(PARSE(&o, "attach", "--keep-running", "42"));
+	expect_usage(PARSE(&o, "dump", "--keep-running", "42"));
+}
+
+/* --help names every --runtime value of the table of runtimes
+ * (src/runtimes/runtime.c), auto and descriptor files, and every one of
+ * them parses. */
+Test(cli, help_lists_every_runtime)
+{
+	const char *help = ws_cli_help();
+	const char *at = strstr(help, "--runtime NAME");
+	cr_assert_not_null(at);
+	cr_expect_not_null(strstr(at, "auto"));
+	cr_expect_not_null(strstr(at, "FILE.json"));
+	size_t n = 0;
+	for (const char *name; (name = ws_runtime_table_name(n)); n++) {
+		char word[64];
+		snprintf(word, sizeof(word), " %s,", name);
+		char last[64];
+		snprintf(last, sizeof(last), " %s or", name);
+		cr_expect(strstr(at, word) || strstr(at, last),
+			  "--help does not list runtime %s", name);
+		struct ws_options o;
+		cr_assert_null(PARSE(&o, "dump", "--runtime", (char *)name, "1"));
+		cr_expect_str_eq(o.runtime, name);
+	}
+	cr_expect_geq(n, 2, "the table has %zu named runtimes", n);
+	/* Lines stay within 79 columns. */
+	for (const char *line = help; *line;) {
+		size_t len = strcspn(line, "\n");
+		cr_expect_leq(len, 79, "long help line: %.*s", (int)len, line);
+		line += len + (line[len] == '\n');
+	}
 }
