@@ -174,6 +174,10 @@ void ws_target_destroy(struct ws_target *target);
 /* The live thread `tid`, or NULL (a hash lookup). */
 struct ws_thread *ws_target_find_thread(struct ws_target *target, pid_t tid);
 
+/* /proc/PID/exe's link into buf (" (deleted)" and all, as the kernel
+ * writes it); false when unreadable. Truncated to size - 1 bytes. */
+bool ws_target_executable(pid_t pid, char *buf, size_t size);
+
 /* Re-reads /proc/PID/task/TID/comm for every live thread (not during a
  * pause: it costs three system calls per thread). */
 void ws_target_read_names(struct ws_target *target);

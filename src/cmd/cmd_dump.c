@@ -20,16 +20,12 @@
 #include "ws_symbols.h"
 #include "ws_target.h"
 
-/* /proc/PID/exe's target (heap), NULL when unreadable. */
+/* The target's executable (heap), NULL when unreadable. */
 static char *read_executable(pid_t pid)
 {
-	char link[64], path[4096];
-	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
-	ssize_t n = readlink(link, path, sizeof(path) - 1);
-	if (n <= 0)
-		return NULL;
-	path[n] = '\0';
-	return strdup(path);
+	char path[4096];
+	return ws_target_executable(pid, path, sizeof(path)) ? strdup(path)
+							       : NULL;
 }
 
 /* /proc/PID/cmdline with spaces between the arguments (heap), NULL when

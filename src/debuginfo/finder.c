@@ -17,17 +17,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "ws_debugcache.h"
 #include "ws_debuginfod.h"
+#include "ws_target.h"
 
 struct ws_finder {
 	pid_t pid;
 	bool foreign;
 	char root[40];		/* "/proc/PID/root" */
+	int root_fd;		/* it, O_PATH; -1 when it cannot be opened */
 	struct ws_debugcache *cache;
 	struct ws_debuginfod *debuginfod;
 };
@@ -61,6 +65,7 @@ struct ws_error *ws_finder_create(pid_t pid,
 		f->debuginfod = options->debuginfod;
 	}
 	snprintf(f->root, sizeof(f->root), "/proc/%d/root", (int)pid);
+	f->root_fd = open(f->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	char ns[40];
 	snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", (int)pid);
 	/* Unknown counts as foreign: looking in the target's root first
@@ -73,6 +78,8 @@ struct ws_error *ws_finder_create(pid_t pid,
 
 void ws_finder_destroy(struct ws_finder *finder)
 {
+	if (finder && finder->root_fd >= 0)
+		close(finder->root_fd);
 	free(finder);
 }
 
@@ -113,20 +120,45 @@ static int open_regular(const char *path)
 	return fd;
 }
 
-/* open_regular of ROOT/PATH ("" for the host's root); *ret_path gets the
+/* open_regular of `path` resolved inside the directory root_fd, as the
+ * target would resolve it: its symlinks, absolute ones too, stay inside
+ * (openat2 RESOLVE_IN_ROOT). Through /proc/PID/root alone an absolute
+ * symlink a container planted would lead into the host's files, which
+ * wallspy, as root, may open. -1 when the kernel has no openat2 (< 5.6):
+ * then only the plain path is tried. */
+static int open_in_root(int root_fd, const char *path)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	int pfd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+	if (pfd < 0)
+		return errno == ENOSYS ? -2 : -1;
+	/* The O_PATH fd names the very file found: reopen it to read. */
+	char self[64];
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	int fd = open_regular(self);
+	close(pfd);
+	return fd;
+}
+
+/* open_regular of ROOT/PATH, ROOT being f->root (inside it, see
+ * open_in_root) or "" (the host's root); *ret_path (may be NULL) gets the
  * name on success (heap). */
-static int open_under(const char *root, const char *path, char **ret_path)
+static int open_under(const struct ws_finder *f, const char *root,
+		      const char *path, char **ret_path)
 {
 	char *full;
 	if (asprintf(&full, "%s%s", root, path) < 0)
 		return -1;
-	int fd = open_regular(full);
-	if (fd < 0)
+	int fd = root[0] && f->root_fd >= 0 ? open_in_root(f->root_fd, path) : -2;
+	if (fd == -2)
+		fd = open_regular(full);
+	if (fd < 0 || !ret_path)
 		free(full);
-	else if (ret_path)
-		*ret_path = full;
 	else
-		free(full);
+		*ret_path = full;
 	return fd;
 }
 
@@ -162,13 +194,9 @@ static int open_mapped(const struct ws_finder *f, uint64_t start)
  * executable: /proc/PID/exe names it the same way, " (deleted)" and all. */
 static bool is_executable(const struct ws_finder *f, const char *module_name)
 {
-	char link[64], target[4096];
-	snprintf(link, sizeof(link), "/proc/%d/exe", (int)f->pid);
-	ssize_t n = readlink(link, target, sizeof(target) - 1);
-	if (n <= 0)
-		return false;
-	target[n] = '\0';
-	return strcmp(target, module_name) == 0;
+	char exe[4096];
+	return ws_target_executable(f->pid, exe, sizeof(exe)) &&
+	       strcmp(exe, module_name) == 0;
 }
 
 /* ---- checking a debug file ---- */
@@ -215,11 +243,12 @@ struct expect {
 };
 
 /* Opens ROOT/PATH when it is a regular file that matches `e`. */
-static int open_checked(const char *root, const char *path,
-			const struct expect *e, char **ret_path)
+static int open_checked(const struct ws_finder *f, const char *root,
+			const char *path, const struct expect *e,
+			char **ret_path)
 {
 	char *name = NULL;
-	int fd = open_under(root, path, &name);
+	int fd = open_under(f, root, path, &name);
 	if (fd < 0)
 		return -1;
 	bool ok = e->id_len ? has_build_id(fd, e->id, e->id_len)
@@ -258,7 +287,7 @@ static int find_by_build_id(const struct ws_finder *f, const struct expect *e,
 	const char *roots[2];
 	size_t n = search_roots(f, roots);
 	for (size_t i = 0; i < n; i++) {
-		int fd = open_checked(roots[i], path, e, ret_path);
+		int fd = open_checked(f, roots[i], path, e, ret_path);
 		if (fd >= 0)
 			return fd;
 	}
@@ -287,7 +316,7 @@ static int find_by_debuglink(const struct ws_finder *f, const char *file,
 			char *path;
 			if (asprintf(&path, formats[k], dirlen, file, link) < 0)
 				return -1;
-			int fd = open_checked(roots[i], path, e, ret_path);
+			int fd = open_checked(f, roots[i], path, e, ret_path);
 			free(path);
 			if (fd >= 0)
 				return fd;
@@ -372,7 +401,7 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *module_name,
 		return -1;
 	int fd = open_mapped(f, base);
 	if (fd < 0 && !deleted)
-		fd = open_under(f->root, path, NULL);
+		fd = open_under(f, f->root, path, NULL);
 	if (fd < 0 && deleted && is_executable(f, module_name)) {
 		char exe[64];
 		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)f->pid);
@@ -406,6 +435,22 @@ static bool is_debug_file_request(Dwfl_Module *mod, const char *debuglink_file,
 	       !(debuglink_file && debuglink_crc == 0);
 }
 
+/* The end of a search for a separate file matching e: debuginfod when
+ * nothing local was found (fd < 0), then the cache's uncompressed copy;
+ * the fd for libdwfl (-1: none) and the file's name in
+ * *debuginfo_file_name (libdwfl frees it). */
+static int found(struct ws_finder *f, int fd, char *path, const char *modname,
+		 const struct expect *e, char **debuginfo_file_name)
+{
+	if (fd < 0)
+		fd = find_by_debuginfod(f, short_name(modname), e, &path);
+	if (fd < 0)
+		return -1;
+	fd = through_cache(f, fd, &path, WS_DEBUGCACHE_DEBUG, e->id, e->id_len);
+	*debuginfo_file_name = path;
+	return fd;
+}
+
 /* The module's separate debug file. */
 static int find_debug_file(struct ws_finder *f, Dwfl_Module *mod,
 			   const char *modname, const char *file_name,
@@ -424,13 +469,7 @@ static int find_debug_file(struct ws_finder *f, Dwfl_Module *mod,
 	int fd = find_by_build_id(f, &e, &path);
 	if (fd < 0)
 		fd = find_by_debuglink(f, file_name, debuglink_file, &e, &path);
-	if (fd < 0)
-		fd = find_by_debuginfod(f, short_name(modname), &e, &path);
-	if (fd < 0)
-		return -1;
-	fd = through_cache(f, fd, &path, WS_DEBUGCACHE_DEBUG, e.id, e.id_len);
-	*debuginfo_file_name = path;	/* libdwfl frees it */
-	return fd;
+	return found(f, fd, path, modname, &e, debuginfo_file_name);
 }
 
 /* The dwz file the module's DWARF refers to: by its build-id, by its
@@ -452,15 +491,9 @@ static int find_alt_file(struct ws_finder *f, Dwfl_Module *mod,
 		const char *roots[2];
 		size_t n = search_roots(f, roots);
 		for (size_t i = 0; i < n && fd < 0; i++)
-			fd = open_checked(roots[i], altname, &e, &path);
+			fd = open_checked(f, roots[i], altname, &e, &path);
 	}
-	if (fd < 0)
-		fd = find_by_debuginfod(f, short_name(modname), &e, &path);
-	if (fd < 0)
-		return -1;
-	fd = through_cache(f, fd, &path, WS_DEBUGCACHE_DEBUG, e.id, e.id_len);
-	*debuginfo_file_name = path;
-	return fd;
+	return found(f, fd, path, modname, &e, debuginfo_file_name);
 }
 
 static int find_debuginfo(Dwfl_Module *mod, void **userdata,

@@ -296,6 +296,17 @@ struct ws_thread *ws_target_find_thread(struct ws_target *t, pid_t tid)
 	return th && th->run != WS_THREAD_GONE ? th : NULL;
 }
 
+bool ws_target_executable(pid_t pid, char *buf, size_t size)
+{
+	char link[64];
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	ssize_t n = readlink(link, buf, size - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return true;
+}
+
 void ws_target_read_names(struct ws_target *t)
 {
 	char path[64];
