@@ -7,10 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
 #include "ws_grow.h"
+#include "ws_term.h"
 
 void ws_status_init(struct ws_status *s, bool live, uint64_t start_ns)
 {
@@ -90,14 +89,7 @@ void ws_status_draw(struct ws_status *s, uint64_t now_ns)
 		snprintf(line, sizeof(line), "wallspy (%s): %s", s->hint, figures);
 	else
 		snprintf(line, sizeof(line), "wallspy: %s", figures);
-	/* A line longer than the terminal wraps, and \r would then redraw
-	 * below it for good: cut it to the width. */
-	struct winsize ws;
-	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 &&
-	    strlen(line) >= ws.ws_col)
-		line[ws.ws_col - 1] = '\0';
-	fprintf(stderr, "\r\033[K%s", line);
-	fflush(stderr);
+	ws_term_redraw(stderr, line);
 }
 
 void ws_status_clear(struct ws_status *s)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ws_clock.h"
+#include "ws_term.h"
 
 /* A download slower than this shows a progress line. */
 #define PROGRESS_AFTER_NS 500000000ull
@@ -101,13 +102,17 @@ static void draw(struct ws_debuginfod *d, uint64_t now)
 	char size[64], server[256];
 	format_size(size, sizeof(size), d->done, d->total);
 	server_name(d->client, server, sizeof(server));
-	if (d->tty)
-		fprintf(stderr, "\r\033[Kwallspy: downloading debug info for %s from %s: %s (Ctrl-C to stop)",
-			d->what, server, size);
-	else
+	if (d->tty) {
+		char line[512];
+		snprintf(line, sizeof(line),
+			 "wallspy: downloading debug info for %s from %s: %s (Ctrl-C to stop)",
+			 d->what, server, size);
+		ws_term_redraw(stderr, line);
+	} else {
 		fprintf(stderr, "wallspy: downloading debug info for %s from %s (slow; Ctrl-C to stop)\n",
 			d->what, server);
-	fflush(stderr);
+		fflush(stderr);
+	}
 	d->shown = true;
 	d->drawn_ns = now;
 }

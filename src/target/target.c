@@ -282,9 +282,9 @@ void ws_target_destroy(struct ws_target *t)
 {
 	if (!t)
 		return;
-	/* A launched command that is still alive keeps running, detached:
-	 * the user stopped wallspy, not the command (ws_target_kill is for
-	 * failures before it ever ran). */
+	/* Whatever is still alive here keeps running, detached: record
+	 * ends a command it launched itself (ws_target_end) unless told to
+	 * keep it, and ws_target_kill is for failures before it ever ran. */
 	if (!t->exited)
 		ws_target_detach(t);
 	target_free(t);
