@@ -70,32 +70,37 @@ Test(e2e_containers, deleted_stripped_with_debuglink, .timeout = 60,
 	e2e_check_healthy_then_stop(pid);
 }
 
-Test(e2e_containers, own_mount_namespace, .timeout = 60, .fini = e2e_cleanup)
+/* threads_blocked_nofp's binary, stripped, in a mount namespace of its
+ * own (unshare -m): on a tmpfs over DIR/ctr (the host sees ctr/ empty),
+ * with a tmpfs over /usr/lib/debug (which hides the host's libc6-dbg
+ * there) holding at .build-id/xx/yyy.debug its debug file, copied or, with
+ * `link`, an absolute symlink to it in DIR/stage, which another tmpfs then
+ * hides in the namespace. Returns its pid; *debug is the file on the host. */
+static pid_t start_in_namespace(bool link, const char **debug)
 {
 	if (geteuid() != 0)
 		cr_skip_test("unshare -m needs root");
 	const char *dir = e2e_tmpdir();
 	const char *stage = e2e_path(dir, "stage");
 	const char *ctr = e2e_path(dir, "ctr");
-	char id[160];
+	char id[160], hide[4200] = "";
+	char *script;
 
 	cr_assert_eq(mkdir(stage, 0755), 0);
 	cr_assert_eq(mkdir(ctr, 0755), 0);
-	const char *debug = e2e_elf_split_debug(e2e_fixture(fixture), stage,
-						"tb", "tb.debug", E2E_SPLIT_PLAIN);
-	cr_assert(e2e_elf_build_id(debug, id), "no build-id in %s", debug);
-
-	/* In a mount namespace of its own: the binary on a tmpfs over ctr/
-	 * (the host sees ctr/ empty), its debug file in a tmpfs over
-	 * /usr/lib/debug (which hides the host's libc6-dbg there). */
-	char *script;
+	*debug = e2e_elf_split_debug(e2e_fixture(fixture), stage, "tb", "tb.debug",
+				     E2E_SPLIT_PLAIN);
+	cr_assert(e2e_elf_build_id(*debug, id), "no build-id in %s", *debug);
+	if (link)
+		snprintf(hide, sizeof(hide), " mount -t tmpfs tmpfs '%s';", stage);
 	cr_assert(asprintf(&script,
 			   "set -e; mount -t tmpfs tmpfs '%s'; cp '%s/tb' '%s/tb';"
 			   " mount -t tmpfs tmpfs /usr/lib/debug;"
 			   " mkdir -p /usr/lib/debug/.build-id/%.2s;"
-			   " cp '%s' /usr/lib/debug/.build-id/%.2s/%s.debug;"
+			   " %s '%s' /usr/lib/debug/.build-id/%.2s/%s.debug;%s"
 			   " exec '%s/tb' 60",
-			   ctr, stage, ctr, id, debug, id, id + 2, ctr) > 0);
+			   ctr, stage, ctr, id, link ? "ln -s" : "cp", *debug, id,
+			   id + 2, hide, ctr) > 0);
 	char *argv[] = { (char *)"/usr/bin/unshare", (char *)"-m",
 			 (char *)"--propagation", (char *)"private",
 			 (char *)"/bin/sh", (char *)"-c", script, NULL };
@@ -103,6 +108,13 @@ Test(e2e_containers, own_mount_namespace, .timeout = 60, .fini = e2e_cleanup)
 	free(script);
 	cr_assert_not(e2e_exists(e2e_path(ctr, "tb")),
 		      "the host sees the namespace's binary");
+	return pid;
+}
+
+Test(e2e_containers, own_mount_namespace, .timeout = 60, .fini = e2e_cleanup)
+{
+	const char *debug;
+	pid_t pid = start_in_namespace(false, &debug);
 
 	tb_check_dump_stacks(e2e_dump_json(pid, NULL), "tb");
 	e2e_check_healthy_then_stop(pid);
@@ -117,32 +129,9 @@ Test(e2e_containers, own_mount_namespace, .timeout = 60, .fini = e2e_cleanup)
 Test(e2e_containers, symlink_stays_in_the_namespace, .timeout = 60,
      .fini = e2e_cleanup)
 {
-	if (geteuid() != 0)
-		cr_skip_test("unshare -m needs root");
-	const char *dir = e2e_tmpdir();
-	const char *stage = e2e_path(dir, "stage");
-	const char *ctr = e2e_path(dir, "ctr");
-	char id[160];
+	const char *debug;
+	pid_t pid = start_in_namespace(true, &debug);
 
-	cr_assert_eq(mkdir(stage, 0755), 0);
-	cr_assert_eq(mkdir(ctr, 0755), 0);
-	const char *debug = e2e_elf_split_debug(e2e_fixture(fixture), stage,
-						"tb", "tb.debug", E2E_SPLIT_PLAIN);
-	cr_assert(e2e_elf_build_id(debug, id), "no build-id in %s", debug);
-	char *script;
-	cr_assert(asprintf(&script,
-			   "set -e; mount -t tmpfs tmpfs '%s'; cp '%s/tb' '%s/tb';"
-			   " mount -t tmpfs tmpfs /usr/lib/debug;"
-			   " mkdir -p /usr/lib/debug/.build-id/%.2s;"
-			   " ln -s '%s' /usr/lib/debug/.build-id/%.2s/%s.debug;"
-			   " mount -t tmpfs tmpfs '%s';"
-			   " exec '%s/tb' 60",
-			   ctr, stage, ctr, id, debug, id, id + 2, stage, ctr) > 0);
-	char *argv[] = { (char *)"/usr/bin/unshare", (char *)"-m",
-			 (char *)"--propagation", (char *)"private",
-			 (char *)"/bin/sh", (char *)"-c", script, NULL };
-	pid_t pid = e2e_start_ready(argv, "ready", 10000);
-	free(script);
 	cr_assert(e2e_exists(debug), "the host lost %s", debug);
 
 	cJSON *dump = e2e_dump_json(pid, NULL);
