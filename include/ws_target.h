@@ -120,8 +120,9 @@ void ws_target_poll_events(struct ws_target *target);
 /* Waits until `deadline_ns` (CLOCK_MONOTONIC) handling target events as they
  * arrive; returns early with the signal number when one of wallspy's own
  * terminating signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT) arrives, or when
- * the target exits (returns 0 then, check target->exited). Returns 0 at the
- * deadline. Requires ws_target_block_signals() first. */
+ * the target exits (returns 0 then, check target->exited; or the signal
+ * when one is pending too, as after a Ctrl-C that reached both). Returns 0
+ * at the deadline. Requires ws_target_block_signals() first. */
 int ws_target_wait_events(struct ws_target *target, uint64_t deadline_ns);
 
 /* Whether the last signal ws_target_wait_events returned came from the
@@ -161,7 +162,8 @@ struct ws_target_end {
 
 /* Ends a launched target the way timeout(1) does: detaches (passing on
  * the signals it was about to get), sends `signal` (0: none, it already
- * has one coming), waits up to `grace_ns` for it to exit, then kills it
+ * has one coming) and SIGCONT (a stopped target would not act on it),
+ * waits up to `grace_ns` for it to exit, then kills it
  * (SIGKILL), at once when another of wallspy's terminating signals comes
  * meanwhile (a second Ctrl-C). Reaps it: target->exited and exit_status
  * say how it ended. Not for a target wallspy did not launch. */

@@ -38,6 +38,9 @@ struct recording {
 	struct ws_status status;
 	char *output_path;
 	int stop_signal;	/* the signal that ended the recording, or 0 */
+	/* The target was in wallspy's process group at the last look (each
+	 * tick): a terminal's signal to wallspy reached it too. */
+	bool same_group;
 	bool ended;		/* the launched command was ended: see end */
 	struct ws_target_end end;
 	uint64_t failed_ticks, failed_ticks_in_row;
@@ -66,6 +69,14 @@ static struct ws_error *add_tick(struct recording *r,
 			return err;
 	}
 	return NULL;
+}
+
+/* Updates same_group while the target can still be asked. */
+static void note_group(struct recording *r)
+{
+	pid_t pgid = getpgid(r->target->pid);
+	if (pgid >= 0)
+		r->same_group = pgid == getpgrp();
 }
 
 static struct ws_error *sample_loop(struct recording *r)
@@ -125,6 +136,7 @@ static struct ws_error *sample_loop(struct recording *r)
 			continue;
 		}
 		r->failed_ticks_in_row = 0;
+		note_group(r);
 		if (tick->ntasks == 0)
 			continue; /* the target exited during the tick */
 		ws_status_tick(&r->status, tick->pause_ns, tick->ntasks);
@@ -139,17 +151,22 @@ static struct ws_error *sample_loop(struct recording *r)
  * SIGKILL (timeout(1)'s --kill-after). */
 #define END_GRACE_NS (5 * 1000000000ull)
 
+/* The signal that ended the recording came from the terminal to the
+ * whole foreground process group, which the target was in. */
+static bool terminal_reached_target(const struct recording *r)
+{
+	return r->stop_signal && ws_target_signal_from_kernel() && r->same_group;
+}
+
 /* The signal that ends a launched command when the recording ended
- * early: the one wallspy got, passed on as timeout(1) does, unless it
- * came from the terminal to the whole foreground process group, which
- * the command is still in (it has its own, already passed on while it
- * was traced); SIGTERM when -d ran out. */
+ * early: the one wallspy got, passed on as timeout(1) does, unless the
+ * terminal's reached the command too (it has its own, already passed on
+ * while it was traced); SIGTERM when -d ran out. */
 static int end_signal(const struct recording *r)
 {
 	if (!r->stop_signal)
 		return SIGTERM;
-	if (ws_target_signal_from_kernel() &&
-	    getpgid(r->target->pid) == getpgrp())
+	if (terminal_reached_target(r))
 		return 0;
 	return r->stop_signal;
 }
@@ -178,7 +195,10 @@ static void describe_target(const struct recording *r, char *buf, size_t size)
 		return;
 	}
 	describe_exit(t->exit_status, how, sizeof(how));
-	if (!r->ended)
+	if (!r->ended && terminal_reached_target(r))
+		snprintf(buf, size, "target got the terminal's SIG%s, then %s",
+			 sigabbrev_np(r->stop_signal), how);
+	else if (!r->ended)
 		snprintf(buf, size, "target %s", how);
 	else if (r->end.killed)
 		snprintf(buf, size, "target still running %.0f s after %sSIG%s: killed by wallspy with SIGKILL",
@@ -322,8 +342,14 @@ int ws_cmd_record(const struct ws_options *o)
 	snprintf(hint, sizeof(hint), "Ctrl-C to stop and write %s",
 		 strcmp(r.output_path, "-") == 0 ? "the profile" : r.output_path);
 	r.status.hint = hint;
+	note_group(&r);
 	err = sample_loop(&r);
 	uint64_t stop_ns = ws_now_ns();
+	/* The target's exit can end a tick before the signal that caused it
+	 * (the terminal's Ctrl-C, which wallspy got too) is handed out. */
+	if (r.target->exited && !r.stop_signal)
+		r.stop_signal = ws_target_wait_events(r.target, 0);
+	note_group(&r);
 	if (!r.target->exited && r.target->launched && !o->keep_running) {
 		/* The status line would stay on screen during the grace. */
 		ws_status_clear(&r.status);

@@ -2,9 +2,11 @@
  * Ending a command wallspy launched (ws_target_end, see ws_target.h): the
  * recording is over, the command must not run on unprofiled, orphaned.
  * Detach first, so the target handles the signal itself (its handlers,
- * its cleanup) as it would under timeout(1); then SIGKILL after the grace
- * period. Waiting uses the same blocked-SIGCHLD wait as every other wait
- * of wallspy, so a second Ctrl-C is seen at once.
+ * its cleanup) as it would under timeout(1); then SIGCONT, as timeout(1)
+ * sends, so a command in a group stop (SIGSTOP, Ctrl-Z) handles it rather
+ * than sit out the grace; then SIGKILL after the grace period. Waiting
+ * uses the same blocked-SIGCHLD wait as every other wait of wallspy, so a
+ * second Ctrl-C is seen at once.
  */
 #include "target_internal.h"
 
@@ -43,6 +45,10 @@ void ws_target_end(struct ws_target *t, int signal, uint64_t grace_ns,
 		return;
 	if (signal)
 		kill(t->pid, signal);
+	/* Also after the terminal's signal (0 here), pending on a stopped
+	 * command until it runs. */
+	if (signal != SIGCONT)
+		kill(t->pid, SIGCONT);
 	uint64_t deadline = ws_now_ns() + grace_ns;
 	while (!reaped(t)) {
 		if (ws_target_stop_requested() || !target_wait_sigchld(deadline)) {

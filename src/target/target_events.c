@@ -317,6 +317,20 @@ void target_drain_events(struct ws_target *t, bool stopping)
 	}
 }
 
+/* Takes a terminating signal for wallspy already pending, without
+ * waiting, into deferred_signal. */
+static void take_pending_signal(void)
+{
+	sigset_t set = wallspy_signals(false);
+	struct timespec now = { 0, 0 };
+	siginfo_t info;
+	int sig = deferred_signal ? 0 : sigtimedwait(&set, &info, &now);
+	if (sig > 0) {
+		deferred_signal = sig;
+		deferred_from_kernel = info.si_code == SI_KERNEL;
+	}
+}
+
 bool target_wait_sigchld(uint64_t deadline_ns)
 {
 	uint64_t now = ws_now_ns();
@@ -370,6 +384,9 @@ int ws_target_wait_events(struct ws_target *t, uint64_t deadline_ns)
 {
 	for (;;) {
 		target_drain_events(t, false);
+		/* A Ctrl-C that ended the target too is wallspy's as well. */
+		if (t->exited)
+			take_pending_signal();
 		if (deferred_signal) {
 			int sig = deferred_signal;
 			returned_from_kernel = deferred_from_kernel;

@@ -429,6 +429,36 @@ Test(e2e_record, sigkill_after_grace, .timeout = 60, .fini = e2e_cleanup_adoptin
 	cr_assert_eq(e2e_adopt_orphans(NULL, 0), 0, "the command outlived wallspy");
 }
 
+/* A command in a group stop (SIGSTOP while recorded) when -d runs out
+ * gets SIGCONT after the SIGTERM, as timeout(1) sends it: it ends of the
+ * SIGTERM at once, not of a SIGKILL 5 s later. */
+Test(e2e_record, stopped_command_continued, .timeout = 60,
+     .fini = e2e_cleanup_adopting)
+{
+	const char *dir = e2e_tmpdir();
+	const char *out = e2e_path(dir, "out.json");
+	char *argv[] = { (char *)e2e_wallspy(), "record", "-d", "2", "-o", (char *)out,
+			 "--", (char *)e2e_fixture("threads_blocked"), "60", NULL };
+	struct e2e_spawn_opts spawn = { .pipe_stdout = true, .pipe_stderr = true };
+	struct e2e_result res;
+
+	e2e_become_subreaper();
+	double t0 = e2e_now();
+	struct e2e_proc ws = e2e_spawn(argv, &spawn);
+	pid_t target = child_of(ws.pid);
+	cr_assert_neq(target, 0, "no command under wallspy");
+	cr_assert(e2e_wait_line(ws.out_fd, "ready", 10000), "threads_blocked not ready");
+	cr_assert_eq(kill(target, SIGSTOP), 0);
+	double deadline = e2e_now() + 5;
+	for (char st; (st = e2e_proc_state(target, target)) != 't' && st != 'T';
+	     e2e_sleep_ms(5))
+		cr_assert_lt(e2e_now(), deadline, "the command did not stop");
+	e2e_collect(&ws, 30000, 0, 0, &res);
+	check_success(&res, "target sent SIGTERM by wallspy, then exited with status 0");
+	cr_assert_lt(e2e_now() - t0, 5, "wallspy took %.1f s", e2e_now() - t0);
+	cr_assert_eq(e2e_adopt_orphans(NULL, 0), 0, "the command outlived wallspy");
+}
+
 /* wallspy and its command in a terminal (a pty): the status line says how
  * to stop; Ctrl-C reaches both (the kernel signals the foreground process
  * group), so wallspy sends nothing more and reports the command's own end. */
@@ -507,7 +537,7 @@ Test(e2e_record, record_dash_p_attaches, .timeout = 60, .fini = e2e_cleanup)
 	char pid_text[32];
 
 	snprintf(pid_text, sizeof(pid_text), "%d", pid);
-	const char *args[] = { "record", "-p", pid_text, "-d", "1", "--group-by",
+	const char *args[] = { "record", "-p", pid_text, "-d", "2", "--group-by",
 			       "thread", "-o", out, NULL };
 	struct e2e_result res = e2e_wallspy_run(args, dir, 30000);
 	check_success(&res, "target still running");
