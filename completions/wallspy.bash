@@ -18,6 +18,20 @@ _wallspy_runtimes()
 	printf '%s\n' ${help//,/}
 }
 
+# The values an option's help line lists ("speedscope (default) or
+# folded", "all (default: ...), thread, state or task: ..."): its text from
+# column 27 with its continuation lines, without what is in parentheses, up
+# to a colon, without commas and "or".
+_wallspy_values()
+{
+	"$1" --help 2>/dev/null | awk -v opt="$2" '
+		found && /^                          [^ ]/ { d = d " " substr($0, 27); next }
+		found { exit }
+		$0 ~ ("^ +(-[a-zA-Z], )?" opt " ") { found = 1; d = substr($0, 27) }
+		END { print d }' |
+		sed 's/([^)]*)//g; s/[:;].*//; s/,/ /g; s/\<or\>//g'
+}
+
 _wallspy()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
@@ -44,10 +58,10 @@ _wallspy()
 			   $(compgen -f -X '!*.json' -- "$cur"))
 		return ;;
 	-f | --format)
-		COMPREPLY=($(compgen -W "speedscope folded" -- "$cur"))
+		COMPREPLY=($(compgen -W "$(_wallspy_values "$prog" --format)" -- "$cur"))
 		return ;;
 	--group-by)
-		COMPREPLY=($(compgen -W "all thread state task" -- "$cur"))
+		COMPREPLY=($(compgen -W "$(_wallspy_values "$prog" --group-by)" -- "$cur"))
 		return ;;
 	-o | --output)
 		COMPREPLY=($(compgen -f -- "$cur"))

@@ -135,7 +135,17 @@ Test(e2e_install, meson_install, .timeout = 120, .fini = e2e_cleanup)
 	cr_assert(offers(complete(completion, wallspy, "record --keep"),
 			 "--keep-running"));
 	cr_assert(offers(complete(completion, wallspy, "dump --gr"), "--group"));
-	cr_assert(offers(complete(completion, wallspy, "record -f ''"), "folded"));
+	/* Values as the help lists them (so a new one needs no change to
+	 * the completion). */
+	const char *formats = complete(completion, wallspy, "record -f ''");
+	cr_assert(offers(formats, "speedscope") && offers(formats, "folded"),
+		  "-f offers:\n%s", formats);
+	const char *groups = complete(completion, wallspy, "attach --group-by ''");
+	for (const char *const *key = (const char *const[]){ "all", "thread", "state",
+			"task", NULL }; *key; key++)
+		cr_assert(offers(groups, *key), "--group-by does not offer %s:\n%s",
+			  *key, groups);
+	cr_assert_not(offers(groups, "default"), "--group-by offers:\n%s", groups);
 	const char *runtimes = complete(completion, wallspy, "attach --runtime ''");
 	cr_assert(offers(runtimes, "auto"), "--runtime offers:\n%s", runtimes);
 	for (size_t i = 0; ws_runtime_table_name(i); i++)
