@@ -6,7 +6,9 @@
  * (.gnu_debuglink), and a stripped one that exists only in its own mount
  * namespace (unshare -m, a tmpfs over its directory) with its debug file
  * under that namespace's /usr/lib/debug/.build-id, itself a tmpfs that
- * hides the host's (libc's debug info then comes from the host's root).
+ * hides the host's (libc's debug info then comes from the host's root);
+ * that one is dumped and also sampled (attach), whose unwinder opens the
+ * files on its own.
  * The fixture is threads_blocked built without frame pointers, so only
  * unwind tables lead from a frame to its caller; its stacks are known by
  * construction (tests/lib/fixture_truth).
@@ -21,6 +23,7 @@
 #include "e2e_util.h"
 #include "elf_util.h"
 #include "fixture_truth.h"
+#include "speedscope_view.h"
 #include "wallspy_run.h"
 
 static const char fixture[] = "threads_blocked_nofp";
@@ -117,6 +120,23 @@ Test(e2e_containers, own_mount_namespace, .timeout = 60, .fini = e2e_cleanup)
 	pid_t pid = start_in_namespace(false, &debug);
 
 	tb_check_dump_stacks(e2e_dump_json(pid, NULL), "tb");
+	/* Sampled too (attach's unwinder reads the same files): a stack of
+	 * every table thread's inner, outer and thread_main. */
+	const char *out;
+	e2e_attach(pid, (const char *const[]){ "-d", "0.5", NULL }, "out.json", &out,
+		   30000);
+	struct ss_view v = ss_load(out);
+	for (int i = 0; i < TB_THREADS; i++) {
+		bool found = false;
+		SS_FOR_EACH_SAMPLE(&v, profile, sample, w) {
+			(void)w;
+			found |= ss_has(&v, sample, tb_threads[i].inner) &&
+				 ss_has(&v, sample, tb_threads[i].outer) &&
+				 ss_has(&v, sample, TB_THREAD_MAIN);
+		}
+		cr_assert(found, "no sample of %s in %s/%s/" TB_THREAD_MAIN,
+			  tb_threads[i].name, tb_threads[i].outer, tb_threads[i].inner);
+	}
 	e2e_check_healthy_then_stop(pid);
 }
 
