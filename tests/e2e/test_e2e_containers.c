@@ -7,8 +7,8 @@
  * namespace (unshare -m, a tmpfs over its directory) with its debug file
  * under that namespace's /usr/lib/debug/.build-id, itself a tmpfs that
  * hides the host's (libc's debug info then comes from the host's root);
- * that one is dumped and also sampled (attach), whose unwinder opens the
- * files on its own.
+ * that one and the deleted binary are dumped and also sampled (attach),
+ * whose unwinder opens the files on its own.
  * The fixture is threads_blocked built without frame pointers, so only
  * unwind tables lead from a frame to its caller; its stacks are known by
  * construction (tests/lib/fixture_truth).
@@ -36,6 +36,29 @@ static pid_t start(const char *path)
 	return e2e_start_ready(argv, "ready", 10000);
 }
 
+/* Sampled too, not only dumped (attach's unwinder opens the files on its
+ * own): 0.5 s of attach has a stack of every table thread's inner, outer
+ * and thread_main. */
+static void check_sampled(pid_t pid)
+{
+	const char *out;
+
+	e2e_attach(pid, (const char *const[]){ "-d", "0.5", NULL }, "out.json", &out,
+		   30000);
+	struct ss_view v = ss_load(out);
+	for (int i = 0; i < TB_THREADS; i++) {
+		bool found = false;
+		SS_FOR_EACH_SAMPLE(&v, profile, sample, w) {
+			(void)w;
+			found |= ss_has(&v, sample, tb_threads[i].inner) &&
+				 ss_has(&v, sample, tb_threads[i].outer) &&
+				 ss_has(&v, sample, TB_THREAD_MAIN);
+		}
+		cr_assert(found, "no sample of %s in %s/%s/" TB_THREAD_MAIN,
+			  tb_threads[i].name, tb_threads[i].outer, tb_threads[i].inner);
+	}
+}
+
 Test(e2e_containers, deleted_binary, .timeout = 60, .fini = e2e_cleanup)
 {
 	const char *dir = e2e_tmpdir();
@@ -50,6 +73,7 @@ Test(e2e_containers, deleted_binary, .timeout = 60, .fini = e2e_cleanup)
 	cr_assert_eq(unlink(path), 0);
 
 	tb_check_dump_stacks(e2e_dump_json(pid, NULL), "tb_deleted");
+	check_sampled(pid);
 	e2e_check_healthy_then_stop(pid);
 }
 
@@ -120,23 +144,7 @@ Test(e2e_containers, own_mount_namespace, .timeout = 60, .fini = e2e_cleanup)
 	pid_t pid = start_in_namespace(false, &debug);
 
 	tb_check_dump_stacks(e2e_dump_json(pid, NULL), "tb");
-	/* Sampled too (attach's unwinder reads the same files): a stack of
-	 * every table thread's inner, outer and thread_main. */
-	const char *out;
-	e2e_attach(pid, (const char *const[]){ "-d", "0.5", NULL }, "out.json", &out,
-		   30000);
-	struct ss_view v = ss_load(out);
-	for (int i = 0; i < TB_THREADS; i++) {
-		bool found = false;
-		SS_FOR_EACH_SAMPLE(&v, profile, sample, w) {
-			(void)w;
-			found |= ss_has(&v, sample, tb_threads[i].inner) &&
-				 ss_has(&v, sample, tb_threads[i].outer) &&
-				 ss_has(&v, sample, TB_THREAD_MAIN);
-		}
-		cr_assert(found, "no sample of %s in %s/%s/" TB_THREAD_MAIN,
-			  tb_threads[i].name, tb_threads[i].outer, tb_threads[i].inner);
-	}
+	check_sampled(pid);
 	e2e_check_healthy_then_stop(pid);
 }
 
