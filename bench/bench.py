@@ -384,15 +384,18 @@ def build(args):
     library = os.path.join(BUILD, "src", "libwallspy.a")
     if not os.path.exists(library):
         sys.exit(f"bench: {library} missing: build wallspy first (tools/build)")
+    # The library's dependencies as meson.build lists them (zlib for the
+    # finder's .gnu_debuglink CRCs, libdl for the debuginfod client it
+    # opens when asked).
     pkg = subprocess.run(["pkg-config", "--libs", "libdw", "libelf", "libunwind-ptrace",
-                          "libunwind-generic", "libcjson"], stdout=subprocess.PIPE,
+                          "libunwind-generic", "libcjson", "zlib"], stdout=subprocess.PIPE,
                          text=True, check=True).stdout.split()
     probe = os.path.join(fixtures, "symbol_lookup.c")
     compile_if_stale("symbol_lookup",
                      [probe, library, os.path.join(ROOT, "include", "ws_symbols.h")],
                      base + ["-I" + os.path.join(ROOT, "include"), "-o",
                              bench_bin("symbol_lookup"), probe, library]
-                     + pkg + ["-lpthread", "-lm"])
+                     + pkg + ["-ldl", "-lpthread", "-lm"])
     go_fixtures = {
         "go_parked_n": os.path.join(ROOT, "fixtures", "go", "go_parked_n.go"),
         "go_workload3": os.path.join(ROOT, "fixtures", "go", "go_workload3.go"),
