@@ -102,7 +102,9 @@ pid_t e2e_start_fixture(const char *name, const char *arg, const char *ready,
 			int timeout_ms);
 
 /* e2e_fixture(name), skipping the test when it was not built (the Go
- * fixtures are built only where golang-go is installed). */
+ * fixtures are built only where golang-go is installed; a release of the Go
+ * matrix, "go/go1.23/NAME", only where its toolchain was fetched: the skip
+ * message is its directory's UNAVAILABLE). */
 const char *e2e_need_fixture(const char *name);
 
 /* Starts Go fixture `name` ("go/go_fidelity"; skipped when not built) with
