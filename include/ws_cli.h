@@ -46,6 +46,7 @@ struct ws_options {
 	bool json;                 /* dump --json */
 	bool no_debug_cache;       /* --no-debug-cache (ws_debugcache.h) */
 	bool stop_all;             /* --stop-all: no live ticks */
+	bool system_tasks;         /* --system-tasks: the runtime's own too */
 	pid_t pid;                 /* attach, dump */
 	char **argv;               /* record: the command, NULL-terminated */
 	/* From the environment (ws_cli_read_environment), not argv. */

@@ -53,8 +53,13 @@ struct ws_task {
 	 * task that has not started yet. */
 	uint64_t entry_pc;
 	/* Where the task was created (Go's gopc: a return address), 0 if
-	 * unknown; shown by dump as "created by". */
+	 * unknown; shown by dump as "created by", with the creating task's
+	 * id when the runtime keeps it (creator_id, 0: unknown; Go >= 1.21's
+	 * g.parentGoid). */
 	uint64_t creator_pc;
+	uint64_t creator_id;
+	/* The task is bound to its OS thread (Go's runtime.LockOSThread). */
+	bool locked_to_thread;
 	/* How many tasks this sample stands for (>= 1; 0 means 1): set when
 	 * only a random subset of the tasks is sampled in a tick. */
 	double scale;

@@ -19,7 +19,7 @@
 static const char help_text[] =
 "usage: wallspy record [OPTIONS] -- CMD [ARGS...]\n"
 "       wallspy attach [OPTIONS] PID\n"
-"       wallspy dump [--json] [--runtime NAME] [--no-debug-cache] PID\n"
+"       wallspy dump [--json] [--runtime NAME] [--system-tasks] [--no-debug-cache] PID\n"
 "\n"
 "A wall-time profiler: samples every task of a process, running or not.\n"
 "\n"
@@ -56,6 +56,9 @@ static const char help_text[] =
 "options (dump):\n"
 "      --json              JSON instead of text\n"
 "options (all commands):\n"
+"      --system-tasks      also the tasks a runtime runs for itself (Go: GC\n"
+"                          workers, finalizer, scavenger, forcegc: what Go's\n"
+"                          own traceback and goroutine profile leave out)\n"
 "      --no-debug-cache    read compressed debug info as it is installed,\n"
 "                          without the uncompressed copy wallspy keeps in\n"
 "                          ~/.cache/wallspy/debuginfo (see wallspy(1))\n"
@@ -139,6 +142,7 @@ enum {
 	OPT_JSON,
 	OPT_NO_DEBUG_CACHE,
 	OPT_STOP_ALL,
+	OPT_SYSTEM_TASKS,
 };
 
 static const struct option long_options[] = {
@@ -155,6 +159,7 @@ static const struct option long_options[] = {
 	{"json", no_argument, NULL, OPT_JSON},
 	{"no-debug-cache", no_argument, NULL, OPT_NO_DEBUG_CACHE},
 	{"stop-all", no_argument, NULL, OPT_STOP_ALL},
+	{"system-tasks", no_argument, NULL, OPT_SYSTEM_TASKS},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -166,7 +171,8 @@ static struct ws_error *parse_option(int c, const char *arg,
 	bool dump = o->command == WS_CMD_DUMP;
 	/* Options that only make sense when recording. */
 	if (dump && c != OPT_JSON && c != OPT_RUNTIME && c != OPT_MAX_STACK &&
-	    c != OPT_NO_DEBUG_CACHE && c != 'h' && c != 'V' && c != 'q')
+	    c != OPT_NO_DEBUG_CACHE && c != OPT_SYSTEM_TASKS && c != 'h' &&
+	    c != 'V' && c != 'q')
 		return ws_error_create(WS_ERR_USAGE,
 				       "dump: option not supported (see wallspy --help)");
 	switch (c) {
@@ -219,6 +225,9 @@ static struct ws_error *parse_option(int c, const char *arg,
 		return NULL;
 	case OPT_STOP_ALL:
 		o->stop_all = true;
+		return NULL;
+	case OPT_SYSTEM_TASKS:
+		o->system_tasks = true;
 		return NULL;
 	case 'h':
 		o->command = WS_CMD_HELP;

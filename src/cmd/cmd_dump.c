@@ -26,6 +26,7 @@ int ws_cmd_dump(const struct ws_options *o)
 		.max_stack = o->max_stack,
 		.switches = o->switches,
 		.debug_cache = debug_cache,
+		.system_tasks = o->system_tasks,
 	};
 	struct ws_sampler *sampler = NULL;
 	const struct ws_tick *tick = NULL;

@@ -238,6 +238,7 @@ int ws_cmd_record(const struct ws_options *o)
 		.live = !o->stop_all,
 		.switches = o->switches,
 		.debug_cache = debug_cache,
+		.system_tasks = o->system_tasks,
 	};
 	if (!err)
 		err = ws_sampler_create(r.target, &so, &r.sampler);

@@ -9,19 +9,33 @@
 #include "ws_json_out.h"
 #include "ws_symbols.h"
 
-static void write_header(FILE *f, const struct ws_tick_task *tt)
+static void write_header(FILE *f, const char *noun,
+			 const struct ws_tick_task *tt)
 {
 	const struct ws_task *t = tt->task;
-	fprintf(f, "task %" PRIu64, t->id);
+	fprintf(f, "%s %" PRIu64, noun, t->id);
 	if (t->name)
 		fprintf(f, " \"%s\"", t->name);
 	fprintf(f, " [%s", ws_state_name(t->state));
+	/* "[chan receive]"; a state the adapter does not know says which:
+	 * "[unknown state 12]". */
 	if (t->wait_reason)
-		fprintf(f, ": %s", t->wait_reason);
+		fprintf(f, "%s%s", t->state == WS_STATE_UNKNOWN ? " " : ": ",
+			t->wait_reason);
+	/* As Go's traceback says it. */
+	if (t->locked_to_thread)
+		fputs(", locked to thread", f);
 	fputc(']', f);
 	if (t->thread)
 		fprintf(f, " thread %d", (int)t->thread);
 	fputc('\n', f);
+}
+
+/* The creation site's frame: the go statement's caller. */
+static const struct ws_frame *creator_frame(const struct ws_tick_task *tt)
+{
+	return tt->creator ? &tt->creator->frames[tt->creator->nframes - 1]
+			   : NULL;
 }
 
 struct ws_error *ws_dump_write_text(FILE *f, const struct ws_tick *tick)
@@ -31,7 +45,7 @@ struct ws_error *ws_dump_write_text(FILE *f, const struct ws_tick *tick)
 		const struct ws_tick_task *tt = &tick->tasks[i];
 		if (i)
 			fputc('\n', f);
-		write_header(f, tt);
+		write_header(f, tick->task_noun, tt);
 		if (tt->error)
 			fprintf(f, "    [failed to sample: %s]\n", tt->error);
 		for (size_t k = 0; k < tt->nframes; k++) {
@@ -47,12 +61,14 @@ struct ws_error *ws_dump_write_text(FILE *f, const struct ws_tick *tick)
 				fputs(" [inlined]", f);
 			fputc('\n', f);
 		}
-		if (tt->creator) {
-			/* Like Go's traceback: the go statement's caller. */
-			const struct ws_frame *fr =
-				&tt->creator->frames[tt->creator->nframes - 1];
+		const struct ws_frame *fr = creator_frame(tt);
+		if (fr) {
+			/* Like Go's traceback. */
 			fprintf(f, "    created by %s",
 				ws_frame_display_name(fr, name, sizeof(name)));
+			if (tt->task->creator_id)
+				fprintf(f, " in %s %" PRIu64, tick->task_noun,
+					tt->task->creator_id);
 			if (fr->file)
 				fprintf(f, " (%s:%d)", fr->file, fr->line);
 			fputc('\n', f);
@@ -85,6 +101,8 @@ struct ws_error *ws_dump_write_json(FILE *f, pid_t pid, const char *runtime,
 		ws_json_write_string(f, t->wait_reason);
 		fputs(", \"error\": ", f);
 		ws_json_write_string(f, tt->error);
+		fprintf(f, ", \"locked_to_thread\": %s",
+			t->locked_to_thread ? "true" : "false");
 		fputs(", \"frames\": [", f);
 		for (size_t k = 0; k < tt->nframes; k++) {
 			const struct ws_frame *fr = &tick->frames[tt->first_frame + k];
@@ -99,7 +117,30 @@ struct ws_error *ws_dump_write_json(FILE *f, pid_t pid, const char *runtime,
 			fprintf(f, ", \"inlined\": %s, \"address\": \"0x%" PRIx64 "\"}",
 				fr->inlined ? "true" : "false", fr->address);
 		}
-		fputs("]}", f);
+		fputs("], \"created_by\": ", f);
+		const struct ws_frame *cr = creator_frame(tt);
+		if (cr) {
+			char name[128];
+			fputs("{\"function\": ", f);
+			ws_json_write_string(f, cr->function
+					     ? cr->function
+					     : ws_frame_display_name(cr, name, sizeof(name)));
+			fputs(", \"file\": ", f);
+			ws_json_write_string(f, cr->file);
+			if (cr->file && cr->line > 0)
+				fprintf(f, ", \"line\": %d", cr->line);
+			else
+				fputs(", \"line\": null", f);
+			/* The creating task (goroutine), where kept. */
+			if (t->creator_id)
+				fprintf(f, ", \"parent\": %" PRIu64 "}",
+					t->creator_id);
+			else
+				fputs(", \"parent\": null}", f);
+		} else {
+			fputs("null", f);
+		}
+		fputc('}', f);
 	}
 	fputs("\n]}\n", f);
 	if (ferror(f))

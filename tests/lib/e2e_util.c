@@ -927,6 +927,17 @@ const char *e2e_need_fixture(const char *name)
 	return path;
 }
 
+const char *e2e_need_go_fixture(const char *release, const char *name)
+{
+	char path[64];
+
+	if (release)
+		snprintf(path, sizeof(path), "go/go%s/%s", release, name);
+	else
+		snprintf(path, sizeof(path), "go/%s", name);
+	return e2e_need_fixture(path);
+}
+
 struct e2e_proc e2e_start_go(const char *name, const char *const args[],
 			     int timeout_ms)
 {
