@@ -71,6 +71,15 @@ struct ws_task {
 	 * reads, with the same state and context, means the task did not
 	 * run in between, so a stack copied between the two is whole. */
 	uint64_t version;
+	/* A guard for live reads (guard_size 0: none): the runtime's record
+	 * of the task at [guard_address, + guard_size) hashed guard_hash
+	 * (ws_hash_bytes, seed 0) when it was listed. The snapshot reads it
+	 * right before and right after the task's stack, in the same system
+	 * call: the copy stands only if both reads still hash so (the task
+	 * did not run during the microseconds of its own copy, whatever a
+	 * narrow version counter says after a whole tick). */
+	uint64_t guard_address, guard_hash;
+	uint32_t guard_size;
 };
 
 /* A growable list of tasks, reused across ticks. */

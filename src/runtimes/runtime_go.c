@@ -25,6 +25,7 @@
 
 #include "ws_dwtype.h"
 #include "ws_grow.h"
+#include "ws_hash.h"
 #include "ws_remote_memory.h"
 #include "ws_symbols.h"
 #include "ws_syscalls.h"
@@ -103,6 +104,7 @@ struct go_state {
 	struct gfields g;
 	struct mfields m;
 	uint64_t g_lo, g_hi;      /* window of runtime.g read per goroutine */
+	uint64_t guard_lo, guard_hi; /* the live reads' guard inside it */
 	uint64_t m_lo, m_hi;
 	uint8_t kind_of[MAX_STATUS];
 	uint64_t scan_bit;
@@ -233,6 +235,19 @@ static struct ws_error *resolve_g(struct go_state *s)
 	OPTIONAL(s, &gt, &g->syscallbp, &g->has_syscallbp, "syscallbp");
 	/* The creating goroutine's id, Go >= 1.21. */
 	OPTIONAL(s, &gt, &g->parent_goid, &g->has_parent_goid, "parentGoid");
+	/* The guard of live reads (ws_task.guard_*): g.m, g.sched, the status
+	 * and trackingSeq, and what lies between (schedlink, waitsince,
+	 * preemption flags: a change there is rare and costs a retry). */
+	if (g->has_tracking_seq) {
+		const struct ws_dwfield *guarded[] = {
+			&g->m, &g->sched_pc, &g->sched_sp, &g->sched_bp,
+			&g->status, &g->tracking_seq,
+		};
+		s->guard_lo = UINT64_MAX;
+		s->guard_hi = 0;
+		for (size_t i = 0; i < sizeof(guarded) / sizeof(guarded[0]); i++)
+			widen(&s->guard_lo, &s->guard_hi, guarded[i]);
+	}
 	/* Set by runtime.LockOSThread (a muintptr). */
 	OPTIONAL(s, &gt, &g->lockedm, &g->has_lockedm, "lockedm");
 	/* The cleanup goroutine runs user cleanups (Go >= 1.25). */
@@ -689,6 +704,16 @@ static bool decode_g(struct go_state *s, struct ws_target *target,
 	task->version = G(s, gw, m) << 8;
 	if (s->g.has_tracking_seq)
 		task->version ^= G(s, gw, tracking_seq);
+	/* And the version is 8 bits: a goroutine that parks at one context
+	 * a multiple of 256 times between the two reads of a tick passes
+	 * (go_flip: 1 in ~10^6 samples). The guard narrows the window to
+	 * its own stack copy. */
+	if (context->live && s->guard_hi) {
+		task->guard_address = gaddr + s->guard_lo;
+		task->guard_size = (uint32_t)(s->guard_hi - s->guard_lo);
+		task->guard_hash = ws_hash_bytes(gw + (s->guard_lo - s->g_lo),
+						 task->guard_size, 0);
+	}
 	task->stack_lo = G(s, gw, stack_lo);
 	task->stack_hi = G(s, gw, stack_hi);
 	task->entry_pc = G(s, gw, startpc);
