@@ -38,6 +38,7 @@ struct ws_options {
 	double rate;               /* Hz */
 	double duration;           /* seconds; 0 = until exit or Ctrl-C */
 	enum ws_group_by group_by;
+	const char *group_label;   /* --group-by label:KEY: the KEY */
 	const char *runtime;       /* "auto" */
 	size_t max_stack;          /* bytes */
 	double max_pause;          /* ms per tick; 0 = no budget */

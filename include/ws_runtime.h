@@ -82,6 +82,8 @@ struct ws_read_context {
 	/* List the tasks the runtime runs for itself (Go's GC workers,
 	 * finalizer, scavenger, ...), which are left out by default. */
 	bool system_tasks;
+	/* Read each task's labels (ws_task.labels). */
+	bool labels;
 };
 
 struct ws_runtime_ops {

@@ -55,6 +55,8 @@ struct ws_sampler_options {
 	bool live;
 	/* Also the tasks a runtime runs for itself (--system-tasks). */
 	bool system_tasks;
+	/* Read tasks' labels (dump; record when grouping by a label). */
+	bool labels;
 	struct ws_sampler_switches switches;
 	/* Where uncompressed copies of compressed debug info come from
 	 * (borrowed, must outlive the sampler; NULL: as installed). */

@@ -60,6 +60,11 @@ struct ws_task {
 	uint64_t creator_id;
 	/* The task is bound to its OS thread (Go's runtime.LockOSThread). */
 	bool locked_to_thread;
+	/* The task's labels (Go's runtime/pprof labels): key, value, key,
+	 * value, ... sorted by key, nlabels pairs; NULL if none, or not asked
+	 * for (ws_read_context.labels). Valid until the next list. */
+	const char *const *labels;
+	size_t nlabels;
 	/* How many tasks this sample stands for (>= 1; 0 means 1): set when
 	 * only a random subset of the tasks is sampled in a tick. */
 	double scale;

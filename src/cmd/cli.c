@@ -35,8 +35,10 @@ static const char help_text[] =
 "  -f, --format FORMAT     speedscope (default) or folded\n"
 "  -r, --rate HZ           samples per second (default 100, at most 10000)\n"
 "  -d, --duration SECONDS  stop after this long (default: until exit/Ctrl-C)\n"
-"      --group-by KEY      all (default: one merged profile), thread, state\n"
-"                          or task: one speedscope profile per group\n"
+"      --group-by KEY      all (default: one merged profile), thread, state,\n"
+"                          task, or label:NAME (Go: the value of each\n"
+"                          goroutine's runtime/pprof label NAME): one\n"
+"                          speedscope profile per group\n"
 "      --runtime NAME      auto (default) or threads: every OS thread is a task\n"
 "      --max-pause MS      pause budget per tick (default 1; 0 = none): with\n"
 "                          more tasks than fit, a random subset is sampled\n"
@@ -200,8 +202,11 @@ static struct ws_error *parse_option(int c, const char *arg,
 			o->group_by = WS_GROUP_STATE;
 		else if (strcmp(arg, "task") == 0)
 			o->group_by = WS_GROUP_TASK;
-		else
-			return usage("--group-by: unknown key '%s' (expected all, thread, state or task)", arg);
+		else if (strncmp(arg, "label:", 6) == 0 && arg[6]) {
+			o->group_by = WS_GROUP_LABEL;
+			o->group_label = arg + 6;
+		} else
+			return usage("--group-by: unknown key '%s' (expected all, thread, state, task or label:NAME)", arg);
 		return NULL;
 	case OPT_RUNTIME:
 		o->runtime = arg;

@@ -31,6 +31,20 @@ static void write_header(FILE *f, const char *noun,
 	fputc('\n', f);
 }
 
+/* {"key":"value", ...}, as Go's goroutine profile prints labels. */
+static void write_labels(FILE *f, const struct ws_task *t)
+{
+	fputc('{', f);
+	for (size_t i = 0; i < t->nlabels; i++) {
+		if (i)
+			fputs(", ", f);
+		ws_json_write_string(f, t->labels[2 * i]);
+		fputc(':', f);
+		ws_json_write_string(f, t->labels[2 * i + 1]);
+	}
+	fputc('}', f);
+}
+
 /* The creation site's frame: the go statement's caller. */
 static const struct ws_frame *creator_frame(const struct ws_tick_task *tt)
 {
@@ -46,6 +60,11 @@ struct ws_error *ws_dump_write_text(FILE *f, const struct ws_tick *tick)
 		if (i)
 			fputc('\n', f);
 		write_header(f, tick->task_noun, tt);
+		if (tt->task->nlabels) {
+			fputs("    labels: ", f);
+			write_labels(f, tt->task);
+			fputc('\n', f);
+		}
 		if (tt->error)
 			fprintf(f, "    [failed to sample: %s]\n", tt->error);
 		for (size_t k = 0; k < tt->nframes; k++) {
@@ -103,6 +122,11 @@ struct ws_error *ws_dump_write_json(FILE *f, pid_t pid, const char *runtime,
 		ws_json_write_string(f, tt->error);
 		fprintf(f, ", \"locked_to_thread\": %s",
 			t->locked_to_thread ? "true" : "false");
+		fputs(", \"labels\": ", f);
+		if (t->nlabels)
+			write_labels(f, t);
+		else
+			fputs("null", f);
 		fputs(", \"frames\": [", f);
 		for (size_t k = 0; k < tt->nframes; k++) {
 			const struct ws_frame *fr = &tick->frames[tt->first_frame + k];

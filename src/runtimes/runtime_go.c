@@ -14,6 +14,7 @@
  * is on another stack (g0 or gsignal: systemstack, cgo) or in a VDSO call,
  * where the goroutine's saved state is used instead. The runtime's own
  * goroutines are left out unless asked for, by Go's rule (isSystemGoroutine).
+ * Goroutine labels are runtime_go_labels.c's.
  */
 #include "ws_runtime_go.h"
 
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime_go_internal.h"
 #include "ws_dwtype.h"
 #include "ws_grow.h"
 #include "ws_hash.h"
@@ -87,9 +89,9 @@ struct gfields {
 		startpc;
 	/* Not in every release. */
 	struct ws_dwfield tracking_seq, syscallbp, parent_goid, lockedm,
-		running_cleanups;
+		labels, running_cleanups;
 	bool has_tracking_seq, has_syscallbp, has_parent_goid, has_lockedm,
-		has_running_cleanups;
+		has_labels, has_running_cleanups;
 };
 
 struct mfields {
@@ -123,6 +125,7 @@ struct go_state {
 	 * starts there is. */
 	struct runtime_func { uint64_t lo, hi; enum g_owner owner; } *rfuncs;
 	size_t nrfuncs, rfuncs_capacity;
+	struct go_labels *labels;
 	/* per tick */
 	uint64_t *gptrs;
 	size_t gptrs_capacity;
@@ -250,6 +253,8 @@ static struct ws_error *resolve_g(struct go_state *s)
 	}
 	/* Set by runtime.LockOSThread (a muintptr). */
 	OPTIONAL(s, &gt, &g->lockedm, &g->has_lockedm, "lockedm");
+	/* runtime/pprof's label set (unsafe.Pointer). */
+	OPTIONAL(s, &gt, &g->labels, &g->has_labels, "labels");
 	/* The cleanup goroutine runs user cleanups (Go >= 1.25). */
 	OPTIONAL(s, &gt, &g->running_cleanups, &g->has_running_cleanups,
 		 "runningCleanups.value", "runningCleanups");
@@ -725,6 +730,9 @@ static bool decode_g(struct go_state *s, struct ws_target *target,
 			task->creator_id = G(s, gw, parent_goid);
 	}
 	task->locked_to_thread = s->g.has_lockedm && G(s, gw, lockedm) != 0;
+	if (context->labels && s->labels && s->g.has_labels)
+		task->labels = go_labels_read(s->labels, G(s, gw, labels),
+					      &task->nlabels);
 	uint64_t pc = G(s, gw, sched_pc);
 	uint64_t sp = G(s, gw, sched_sp);
 	uint64_t bp = G(s, gw, sched_bp);
@@ -766,10 +774,12 @@ static bool decode_g(struct go_state *s, struct ws_target *target,
 	return true;
 }
 
-static void new_tick(struct go_state *s)
+static void new_tick(struct go_state *s, const struct ws_read_context *context)
 {
 	forget_ms(s);
 	s->fing_running = -1;
+	if (context->labels && s->labels)
+		go_labels_new_tick(s->labels);
 }
 
 static struct ws_error *go_list(struct ws_runtime *runtime,
@@ -795,7 +805,7 @@ static struct ws_error *go_list(struct ws_runtime *runtime,
 		err = read_gs(s, n);
 	if (err)
 		return err;
-	new_tick(s);
+	new_tick(s, context);
 
 	size_t w = (size_t)(s->g_hi - s->g_lo);
 	for (size_t i = 0; i < n; i++) {
@@ -854,6 +864,7 @@ static void go_destroy(struct ws_runtime *runtime)
 		}
 		for (size_t i = 0; i < MAX_STATUS; i++)
 			free(s->unknown_states[i]);
+		go_labels_destroy(s->labels);
 		free(s->rfuncs);
 		forget_ms(s);
 		free(s->ms);
@@ -927,6 +938,8 @@ struct ws_error *ws_runtime_go_create(struct ws_target *target,
 	dwfl_getmodules(ws_symbols_dwfl(symbols), collect_rfuncs, s, 0);
 	qsort(s->rfuncs, s->nrfuncs, sizeof(*s->rfuncs), compare_rfuncs);
 	read_wait_reasons(s);
+	/* Labels are a nicety: a layout not understood only costs them. */
+	ws_error_destroy(go_labels_create(s->prog, &s->labels));
 	/* A goroutine's g.sched (or syscallsp) is saved before its status
 	 * leaves _Grunning, gs are never freed, and trackingSeq versions
 	 * them: then they can be read while the program runs. */

@@ -73,10 +73,12 @@ static void check_task_shape(const cJSON *task)
 {
 	static const char *const keys[] = { "id", "name", "thread", "state",
 					    "wait_reason", "error",
-					    "locked_to_thread", "frames",
-					    "created_by", NULL };
+					    "locked_to_thread", "labels",
+					    "frames", "created_by", NULL };
 	const cJSON *frames = cJSON_GetObjectItem(task, "frames");
 	const cJSON *frame;
+	const cJSON *labels = cJSON_GetObjectItem(task, "labels");
+	const cJSON *label;
 	const cJSON *created = cJSON_GetObjectItem(task, "created_by");
 
 	check_exact_keys(task, keys, "task");
@@ -87,6 +89,11 @@ static void check_task_shape(const cJSON *task)
 	cr_assert(is_null_or(cJSON_GetObjectItem(task, "wait_reason"), cJSON_IsString));
 	cr_assert(is_null_or(cJSON_GetObjectItem(task, "error"), cJSON_IsString));
 	cr_assert(cJSON_IsBool(cJSON_GetObjectItem(task, "locked_to_thread")));
+	cr_assert(cJSON_IsNull(labels) || cJSON_IsObject(labels));
+	if (cJSON_IsObject(labels))
+		cJSON_ArrayForEach(label, labels)
+			cr_assert(cJSON_IsString(label), "label %s is not a string",
+				  label->string);
 	if (!cJSON_IsNull(created)) {
 		static const char *const created_keys[] = { "function", "file",
 							    "line", "parent", NULL };

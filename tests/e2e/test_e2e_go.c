@@ -6,9 +6,10 @@
  * symbol table. Every release of the matrix (go_releases.h): `dump`
  * fidelity for every goroutine (goids, frames, lines, return addresses,
  * wait reasons, "locked to thread", "created by"; the runtime's own
- * goroutines hidden unless asked for), runtime selection, every frame
- * named, the running goroutine's stack. The oldest and newest release: the
- * text dump's "created by", dump at 100k goroutines. The no-DWARF error.
+ * goroutines hidden unless asked for), goroutine labels, runtime
+ * selection, every frame named, the running goroutine's stack. The oldest
+ * and newest release: the text dump's "created by", dump at 100k
+ * goroutines. The no-DWARF error.
  * Recording (the seed's workloads, the pause at 10k goroutines) is in
  * test_e2e_go_record.c.
  */
@@ -421,6 +422,120 @@ static void check_created_by_text(const char *release)
 		check_created_by_text(release);                             \
 	}
 WS_GO_ENDS(CREATED_BY_TEST)
+
+/* ---- goroutine labels ---- */
+
+/* go_labels.go's table: the goroutines' functions and their labels by
+ * construction ("k=v k=v", sorted by key; "" for none). */
+static const struct {
+	const char *function;
+	int copies;
+	const char *labels;
+} label_kinds[] = {
+	{ "main.parkUsers", 4, "handler=/api/users tenant=t1" },
+	{ "main.parkOrders", 3, "handler=/api/orders" },
+	{ "main.parkMany", 2, "k00=v00 k01=v01 k02=v02 k03=v03 k04=v04 k05=v05 "
+			      "k06=v06 k07=v07 k08=v08 k09=v09 k10=v10 k11=v11" },
+	{ "main.parkChild", 2, "handler=/api/users tenant=t1" },
+	{ "main.parkSet", 1, "handler=/set" },
+	{ "main.parkPlain", 2, "" },
+};
+
+/* A dump task's "labels" as "k=v k=v" in the JSON's order. */
+static void labels_text(const cJSON *task, char *buf, size_t size)
+{
+	const cJSON *labels = cJSON_GetObjectItem(task, "labels");
+	const cJSON *label;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	if (!cJSON_IsObject(labels))
+		return;
+	cJSON_ArrayForEach(label, labels) {
+		int n = snprintf(buf + used, size - used, "%s%s=%s", used ? " " : "",
+				 label->string, cJSON_GetStringValue(label));
+		cr_assert(n >= 0 && (size_t)n < size - used);
+		used += (size_t)n;
+	}
+}
+
+/*
+ * 3. Goroutine labels, on every release: `dump --json` of go_labels shows
+ * every goroutine's runtime/pprof labels as the fixture set them (Go <=
+ * 1.23 keeps them in a map, 12 labels spill over one bucket; later in a
+ * sorted slice), sorted by key, inherited by a goroutine started inside
+ * pprof.Do, none where none were set; the text dump says "labels:". Then
+ * `attach --group-by label:handler` makes one profile per handler value,
+ * each holding exactly the goroutines with that label, and "no handler
+ * label" for the rest.
+ */
+static void check_labels(const char *release)
+{
+	struct go_target t = start_go(release, "go_labels", NULL, 30000);
+	cJSON *root = dump_json(t.proc.pid, NULL, NULL);
+	const cJSON *task;
+	int found[sizeof(label_kinds) / sizeof(label_kinds[0])] = { 0 };
+
+	cJSON_ArrayForEach(task, cJSON_GetObjectItem(root, "tasks")) {
+		char got[1024];
+
+		labels_text(task, got, sizeof(got));
+		for (size_t k = 0; k < sizeof(label_kinds) / sizeof(label_kinds[0]); k++) {
+			if (!task_has_frame(task, label_kinds[k].function))
+				continue;
+			found[k]++;
+			cr_expect_str_eq(got, label_kinds[k].labels,
+					 "go %s: goroutine %ld in %s: labels {%s}, set {%s}",
+					 release, long_of(task, "id"),
+					 label_kinds[k].function, got,
+					 label_kinds[k].labels);
+		}
+	}
+	for (size_t k = 0; k < sizeof(label_kinds) / sizeof(label_kinds[0]); k++)
+		cr_expect_eq(found[k], label_kinds[k].copies, "%d goroutines in %s",
+			     found[k], label_kinds[k].function);
+
+	struct e2e_result text = e2e_run_dump(t.proc.pid, NULL, NULL, 0, 30000);
+	cr_expect(strstr(text.out, "    labels: {\"handler\":\"/api/orders\"}\n"),
+		  "no labels line in the text dump:\n%.2000s", text.out);
+
+	const char *opts[] = { "-d", "1", "--group-by", "label:handler", NULL };
+	const char *out;
+	e2e_attach(t.proc.pid, opts, "out.json", &out, 60000);
+	struct ss_view v = ss_load(out);
+	static const struct { const char *group, *function; } groups[] = {
+		{ "handler=/api/users", "main.parkUsers" },
+		{ "handler=/api/users", "main.parkChild" },
+		{ "handler=/api/orders", "main.parkOrders" },
+		{ "handler=/set", "main.parkSet" },
+		{ "no handler label", "main.parkPlain" },
+		{ "no handler label", "main.parkMany" },
+	};
+	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
+		bool in_group = false, elsewhere = false;
+
+		SS_FOR_EACH_SAMPLE(&v, profile, sample, w) {
+			(void)w;
+			if (!ss_has(&v, sample, groups[g].function))
+				continue;
+			if (strcmp(ss_profile_name(profile), groups[g].group) == 0)
+				in_group = true;
+			else
+				elsewhere = true;
+		}
+		cr_expect(in_group && !elsewhere, "go %s: %s: in profile \"%s\" %d, "
+			  "in others %d", release, groups[g].function, groups[g].group,
+			  in_group, elsewhere);
+	}
+	stop_go_healthy(&t);
+}
+
+#define LABELS_TEST(id, release)                                            \
+	Test(e2e_go, labels_go##id, .timeout = 120, .fini = e2e_cleanup)    \
+	{                                                                   \
+		check_labels(release);                                      \
+	}
+WS_GO_RELEASES(LABELS_TEST)
 
 /* ---- runtime selection ---- */
 
