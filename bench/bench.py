@@ -551,7 +551,7 @@ def row2_dump_goroutines(cfg):
                     if tool == "dlv":
                         return measure_dump(argv, r"^\s*Goroutine \d+ ", outer, n, t,
                                             stdin_path, timeout=1200)
-                    return measure_dump(argv, r"^task ", outer, n, t)
+                    return measure_dump(argv, r"^goroutine ", outer, n, t)
 
                 # At 100k a Delve run takes about a minute: no warm-up there.
                 runs = interleave(list(tools), cfg["dump_goroutines_rounds"][n], measure,

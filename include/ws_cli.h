@@ -39,6 +39,7 @@ struct ws_options {
 	double rate;               /* Hz */
 	double duration;           /* seconds; 0 = until exit or Ctrl-C */
 	enum ws_group_by group_by;
+	const char *group_label;   /* --group-by label:KEY: the KEY */
 	const char *runtime;       /* "auto" */
 	size_t max_stack;          /* bytes */
 	double max_pause;          /* ms per tick; 0 = no budget */
@@ -50,6 +51,7 @@ struct ws_options {
 	bool no_debuginfod;        /* --no-debuginfod (ws_debuginfod.h) */
 	bool stop_all;             /* --stop-all: no live ticks */
 	bool keep_running;         /* record --keep-running */
+	bool system_tasks;         /* --system-tasks: the runtime's own too */
 	pid_t pid;                 /* attach, dump (also record -p: attach) */
 	char **argv;               /* record: the command, NULL-terminated */
 	/* From the environment (ws_cli_read_environment), not argv. */

@@ -138,6 +138,14 @@ struct ws_error *ws_dwtype_global(struct ws_dwtype_program *prog,
 				  const char *module, const char *name,
 				  struct ws_dwobj *ret);
 
+/* The value of the named constant `name` (DW_TAG_constant with
+ * DW_AT_const_value: Go emits its package-level constants, e.g.
+ * "runtime._Gwaiting"), looked up like ws_dwtype_global. Reads no target
+ * memory. Errors: as ws_dwtype_global, "no DWARF constant 'x' in ...". */
+struct ws_error *ws_dwtype_constant(struct ws_dwtype_program *prog,
+				    const char *module, const char *name,
+				    int64_t *ret);
+
 /* Finds a named type: "struct task", "union u", "enum e", a typedef or base
  * type name ("task_t", "int"), or a Go type name as written in its DWARF
  * ("runtime.g", "[]*runtime.g"). A bare name also matches a struct, union or

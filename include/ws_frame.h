@@ -34,6 +34,9 @@ struct ws_frame {
 	const char *module;    /* basename of the ELF module, NULL if unmapped */
 	uint64_t module_offset;/* address - module load base */
 	bool inlined;          /* an inlined call expanded from `address` */
+	/* A compiler-made wrapper (DWARF's DW_AT_trampoline: Go's wrappers of
+	 * go statements and methods), which runtimes may hide. */
+	bool wrapper;
 };
 
 #endif

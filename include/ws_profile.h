@@ -23,6 +23,9 @@ enum ws_group_by {
 			   * "no thread" for tasks not on one */
 	WS_GROUP_STATE,   /* one per state ("running", "waiting", ...) */
 	WS_GROUP_TASK,    /* one per task ("task ID \"NAME\"") */
+	WS_GROUP_LABEL,   /* one per value of a task label: the sample's
+			   * group_label ("handler=/api", "no handler
+			   * label"), aggregated by stack */
 };
 
 /* One sample as the sampler hands it over. Nothing is retained by pointer:
@@ -41,6 +44,8 @@ struct ws_sample {
 	size_t nframes;
 	double weight;                  /* seconds of wall time this stands for */
 	double time;                    /* seconds since the recording began */
+	/* WS_GROUP_LABEL: the group's name (copied), which is its key. */
+	const char *group_label;
 };
 
 struct ws_profile;

@@ -41,6 +41,8 @@ enum ws_tick_kind {
 /* What a runtime is and can do, fixed when it is created. */
 struct ws_runtime_caps {
 	const char *name;          /* shown to users: "threads", "go", ... */
+	/* What a task is called in dumps ("goroutine"); NULL: "task". */
+	const char *task_noun;
 	/* The function every task's stack starts in (a trampoline, Go's
 	 * runtime.goexit): frames outside it belong to the scheduler and are
 	 * cut, so running and parked tasks share their root. NULL: none. */
@@ -51,6 +53,12 @@ struct ws_runtime_caps {
 	/* Frame sizes are fixed per pc (Go): unwinds may use the step cache
 	 * (ws_unwinder_use_step_cache). */
 	bool fixed_frames;
+	/* Compiler-made wrappers (ws_frame.wrapper: Go's go-statement and
+	 * method wrappers) are left out of stacks, as the runtime's own
+	 * tracebacks do, except directly above a function named in
+	 * wrapper_shown_above (NULL-terminated; NULL: none). */
+	bool hide_wrappers;
+	const char *const *wrapper_shown_above;
 	enum ws_tick_kind tick;
 };
 
@@ -71,6 +79,11 @@ struct ws_read_context {
 	 * subsamples. */
 	size_t limit;
 	struct ws_random *random;
+	/* List the tasks the runtime runs for itself (Go's GC workers,
+	 * finalizer, scavenger, ...), which are left out by default. */
+	bool system_tasks;
+	/* Read each task's labels (ws_task.labels). */
+	bool labels;
 };
 
 struct ws_runtime_ops {

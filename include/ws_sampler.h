@@ -54,6 +54,10 @@ struct ws_sampler_options {
 	 * (WS_TICK_LIVE), stopping only threads that run a task; false:
 	 * every tick holds every thread (dump, --stop-all). */
 	bool live;
+	/* Also the tasks a runtime runs for itself (--system-tasks). */
+	bool system_tasks;
+	/* Read tasks' labels (dump; record when grouping by a label). */
+	bool labels;
 	struct ws_sampler_switches switches;
 	/* Where uncompressed copies of compressed debug info come from
 	 * (borrowed, must outlive the sampler; NULL: as installed). */
@@ -85,6 +89,7 @@ struct ws_tick {
 	struct ws_tick_task *tasks;
 	size_t ntasks;
 	struct ws_frame *frames;
+	const char *task_noun;       /* "task", "goroutine" (the runtime's) */
 	uint64_t start_ns;           /* CLOCK_MONOTONIC when the stop began */
 	uint64_t pause_ns;           /* how long the target was stopped */
 };

@@ -28,6 +28,9 @@ struct ws_snapshot {
 	const uint8_t *stack;     /* the copy (in the set's arena) */
 	uint64_t stack_lo, stack_hi; /* the task's stack, 0, 0 if unknown */
 	const char *error;        /* NULL, or why there is no snapshot */
+	/* The task's guard (ws_task.guard_*) was read and did not hash as
+	 * listed, before or after the copy: the copy may be torn. */
+	bool guard_failed;
 };
 
 /* Snapshots of one tick, parallel to a task list. Reused across ticks. */
@@ -43,10 +46,12 @@ struct ws_snapshot_set {
 void ws_snapshot_set_init(struct ws_snapshot_set *set, pid_t pid);
 void ws_snapshot_set_deinit(struct ws_snapshot_set *set);
 
-/* Takes a snapshot of every task (call while the target is stopped).
- * Copies at most max_stack bytes of stack per task, from sp up to the end of
- * its stack (the task's stack_hi, else the end of the mapping holding sp).
- * Per-task failures land in snaps[i].error; only out of memory fails. */
+/* Takes a snapshot of every task (call while the target is stopped, or,
+ * for tasks a live tick may copy, running). Copies at most max_stack bytes
+ * of stack per task, from sp up to the end of its stack (the task's
+ * stack_hi, else the end of the mapping holding sp), between two reads of
+ * its guard when it has one (guard_failed). Per-task failures land in
+ * snaps[i].error; only out of memory fails. */
 struct ws_error *ws_snapshot_take(struct ws_snapshot_set *set,
 				  struct ws_target *target,
 				  const struct ws_task_list *tasks,

@@ -28,7 +28,8 @@ struct ws_symbols;
  * inner inlined call for the others). Names come from DWARF (the source
  * name: "__libc_write", not its alias "write"), else from the ELF symbol
  * table, less a Go ABI suffix ("runtime.goexit.abi0" is "runtime.goexit", as
- * in DWARF and Go's tracebacks). Modules without .debug_aranges (Go) are
+ * in DWARF and Go's tracebacks); a function DWARF marks DW_AT_trampoline is
+ * flagged `wrapper`. Modules without .debug_aranges (Go) are
  * covered too. nframes >= 1: an address that cannot be named yields one
  * frame with function = NULL whose module/module_offset are set when the
  * address lies in a known module. */
@@ -58,7 +59,9 @@ void ws_symbols_destroy(struct ws_symbols *symbols);
 /* Resolves `pc`. `is_return_address`: pc is a return address (every frame but
  * the innermost of a live thread, and every frame of a saved context), so it
  * is looked up at pc - 1 to land inside the call. The result lives until
- * ws_symbols_destroy; repeated calls with the same (pc, flag) are a hash
+ * ws_symbols_destroy; a return address whose pc - 1 names nothing (it
+ * lies in padding: a runtime's fake resume point at a function's entry) is
+ * named at pc. Repeated calls with the same (pc, flag) are a hash
  * lookup (~5 ns). Cold: the first address in a module loads its debug info
  * (~0.1-0.3 s for libc, ~10 ms for a small Go program), the first in a CU
  * parses its line table (~20 µs); then ~30 µs in libc, ~10 µs in Go. Without

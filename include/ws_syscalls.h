@@ -6,6 +6,7 @@
 #define WS_SYSCALLS_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 #include <sys/user.h>
 
 /* Name of system call `nr` ("futex"), or NULL when unknown. */
@@ -15,5 +16,11 @@ const char *ws_syscall_name(long nr);
  * call: orig_rax holds a syscall number and rax the -ERESTART* / -EINTR the
  * kernel leaves while it interrupts a blocking call. *nr gets the number. */
 bool ws_syscall_blocked(const struct user_regs_struct *regs, long *nr);
+
+/* The system call thread `tid` of process `pid` is blocked in, from
+ * /proc/PID/task/TID/syscall, without stopping it (the caller must be
+ * allowed to trace it). False when it is running, or on any error. One
+ * open and read (~5 us). */
+bool ws_syscall_of_thread(pid_t pid, pid_t tid, long *nr);
 
 #endif

@@ -53,8 +53,18 @@ struct ws_task {
 	 * task that has not started yet. */
 	uint64_t entry_pc;
 	/* Where the task was created (Go's gopc: a return address), 0 if
-	 * unknown; shown by dump as "created by". */
+	 * unknown; shown by dump as "created by", with the creating task's
+	 * id when the runtime keeps it (creator_id, 0: unknown; Go >= 1.21's
+	 * g.parentGoid). */
 	uint64_t creator_pc;
+	uint64_t creator_id;
+	/* The task is bound to its OS thread (Go's runtime.LockOSThread). */
+	bool locked_to_thread;
+	/* The task's labels (Go's runtime/pprof labels): key, value, key,
+	 * value, ... sorted by key, nlabels pairs; NULL if none, or not asked
+	 * for (ws_read_context.labels). Valid until the next list. */
+	const char *const *labels;
+	size_t nlabels;
 	/* How many tasks this sample stands for (>= 1; 0 means 1): set when
 	 * only a random subset of the tasks is sampled in a tick. */
 	double scale;
@@ -66,6 +76,15 @@ struct ws_task {
 	 * reads, with the same state and context, means the task did not
 	 * run in between, so a stack copied between the two is whole. */
 	uint64_t version;
+	/* A guard for live reads (guard_size 0: none): the runtime's record
+	 * of the task at [guard_address, + guard_size) hashed guard_hash
+	 * (ws_hash_bytes, seed 0) when it was listed. The snapshot reads it
+	 * right before and right after the task's stack, in the same system
+	 * call: the copy stands only if both reads still hash so (the task
+	 * did not run during the microseconds of its own copy, whatever a
+	 * narrow version counter says after a whole tick). */
+	uint64_t guard_address, guard_hash;
+	uint32_t guard_size;
 };
 
 /* A growable list of tasks, reused across ticks. */

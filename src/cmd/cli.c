@@ -24,7 +24,8 @@ static const char help_head[] =
 "usage: wallspy record [OPTIONS] -- CMD [ARGS...]\n"
 "       wallspy record [OPTIONS] -p PID   (as attach)\n"
 "       wallspy attach [OPTIONS] [-p] PID\n"
-"       wallspy dump [--json] [--group] [--runtime NAME] [-p] PID\n"
+"       wallspy dump [--json] [--group] [--runtime NAME] [--system-tasks]\n"
+"                    [-p] PID\n"
 "\n"
 "A wall-time profiler: samples every task of a process, running or not.\n"
 "\n"
@@ -45,8 +46,10 @@ static const char help_head[] =
 "  -f, --format FORMAT     speedscope (default) or folded\n"
 "  -r, --rate HZ           samples per second (default 100, at most 10000)\n"
 "  -d, --duration SECONDS  stop after this long (default: until exit/Ctrl-C)\n"
-"      --group-by KEY      all (default: one merged profile), thread, state\n"
-"                          or task: one speedscope profile per group\n"
+"      --group-by KEY      all (default: one merged profile), thread, state,\n"
+"                          task, or label:NAME (Go: the value of each\n"
+"                          goroutine's runtime/pprof label NAME): one\n"
+"                          speedscope profile per group\n"
 "      --max-pause MS      pause budget per tick (default 1; 0 = none): with\n"
 "                          more tasks than fit, a random subset is sampled\n"
 "                          each tick, weighted to stay unbiased\n"
@@ -66,7 +69,10 @@ static const char help_head[] =
 "      --group             tasks with identical stacks once, with their\n"
 "                          count and ids\n"
 "options (all commands):\n"
-"  -p, --pid PID           the process to sample (record -p: attach to it)\n";
+"  -p, --pid PID           the process to sample (record -p: attach to it)\n"
+"      --system-tasks      also the tasks a runtime runs for itself (Go: GC\n"
+"                          workers, finalizer, scavenger, forcegc: what Go's\n"
+"                          own traceback and goroutine profile leave out)\n";
 
 static const char help_tail[] =
 "      --max-stack BYTES   stack bytes copied per task and tick (default\n"
@@ -201,6 +207,7 @@ enum {
 	OPT_NO_DEBUGINFOD,
 	OPT_STOP_ALL,
 	OPT_KEEP_RUNNING,
+	OPT_SYSTEM_TASKS,
 };
 
 static const struct option long_options[] = {
@@ -221,6 +228,7 @@ static const struct option long_options[] = {
 	{"stop-all", no_argument, NULL, OPT_STOP_ALL},
 	{"keep-running", no_argument, NULL, OPT_KEEP_RUNNING},
 	{"pid", required_argument, NULL, 'p'},
+	{"system-tasks", no_argument, NULL, OPT_SYSTEM_TASKS},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -232,7 +240,7 @@ static struct ws_error *parse_option(int c, const char *arg,
 	bool dump = o->command == WS_CMD_DUMP;
 	/* Options that only make sense when recording. */
 	if (dump && c != OPT_JSON && c != OPT_GROUP && c != OPT_RUNTIME &&
-	    c != OPT_MAX_STACK && c != 'p' &&
+	    c != OPT_MAX_STACK && c != 'p' && c != OPT_SYSTEM_TASKS &&
 	    c != OPT_NO_DEBUG_CACHE && c != OPT_NO_DEBUGINFOD && c != 'h' &&
 	    c != 'V' && c != 'q')
 		return ws_error_create(WS_ERR_USAGE,
@@ -262,8 +270,11 @@ static struct ws_error *parse_option(int c, const char *arg,
 			o->group_by = WS_GROUP_STATE;
 		else if (strcmp(arg, "task") == 0)
 			o->group_by = WS_GROUP_TASK;
-		else
-			return usage("--group-by: unknown key '%s' (expected all, thread, state or task)", arg);
+		else if (strncmp(arg, "label:", 6) == 0 && arg[6]) {
+			o->group_by = WS_GROUP_LABEL;
+			o->group_label = arg + 6;
+		} else
+			return usage("--group-by: unknown key '%s' (expected all, thread, state, task or label:NAME)", arg);
 		return NULL;
 	case OPT_RUNTIME:
 		o->runtime = arg;
@@ -303,6 +314,9 @@ static struct ws_error *parse_option(int c, const char *arg,
 		return NULL;
 	case 'p':
 		return parse_pid(arg, &o->pid);
+	case OPT_SYSTEM_TASKS:
+		o->system_tasks = true;
+		return NULL;
 	case 'h':
 		o->command = WS_CMD_HELP;
 		return NULL;

@@ -70,6 +70,8 @@ int ws_cmd_dump(const struct ws_options *o)
 		.switches = o->switches,
 		.debug_cache = debug_cache,
 		.debuginfod = debuginfod,
+		.system_tasks = o->system_tasks,
+		.labels = true,
 	};
 	struct ws_sampler *sampler = NULL;
 	const struct ws_tick *tick = NULL;

@@ -46,10 +46,26 @@ struct recording {
 	uint64_t failed_ticks, failed_ticks_in_row;
 };
 
+/* --group-by label:KEY: "KEY=VALUE", or "no KEY label", into buf. */
+static const char *label_group(const char *key, const struct ws_task *task,
+			       char *buf, size_t size)
+{
+	for (size_t i = 0; i < task->nlabels; i++)
+		if (strcmp(task->labels[2 * i], key) == 0) {
+			snprintf(buf, size, "%s=%s", key, task->labels[2 * i + 1]);
+			return buf;
+		}
+	snprintf(buf, size, "no %s label", key);
+	return buf;
+}
+
 static struct ws_error *add_tick(struct recording *r,
 				 const struct ws_tick *tick, double weight)
 {
 	double t = (double)(tick->start_ns - r->status.start_ns) / 1e9;
+	const char *label_key = r->options->group_by == WS_GROUP_LABEL
+		? r->options->group_label : NULL;
+	char label[512];
 	for (size_t i = 0; i < tick->ntasks; i++) {
 		const struct ws_tick_task *tt = &tick->tasks[i];
 		struct ws_sample sample = {
@@ -63,6 +79,9 @@ static struct ws_error *add_tick(struct recording *r,
 			.nframes = tt->nframes,
 			.weight = weight * tt->scale,
 			.time = t,
+			.group_label = label_key
+				? label_group(label_key, tt->task, label, sizeof(label))
+				: NULL,
 		};
 		struct ws_error *err = ws_profile_add(r->profile, &sample);
 		if (err)
@@ -310,6 +329,8 @@ int ws_cmd_record(const struct ws_options *o)
 		.switches = o->switches,
 		.debug_cache = debug_cache,
 		.debuginfod = debuginfod,
+		.system_tasks = o->system_tasks,
+		.labels = o->group_by == WS_GROUP_LABEL,
 	};
 	if (!err)
 		err = ws_sampler_create(r.target, &so, &r.sampler);

@@ -211,7 +211,16 @@ static bool index_die(struct ws_dwtype_program *prog, struct module *m,
 	struct map *map;
 	const void *scope = NULL;
 
-	if (tag == DW_TAG_variable) {
+	if (tag == DW_TAG_constant) {
+		/* Go's named constants ("runtime._Gwaiting"), in the
+		 * variables' map under their own scope. */
+		if (!dwarf_hasattr(die, DW_AT_const_value))
+			return true;
+		map = &m->vars;
+		scope = DWTYPE_CONSTANT_SCOPE;
+		if (dwtype_map_get(map, scope, 0, name, len, &value))
+			return true;
+	} else if (tag == DW_TAG_variable) {
 		/* Declarations and optimized-out variables have no location;
 		 * the definition (possibly named through DW_AT_specification)
 		 * has one. */
@@ -381,6 +390,28 @@ void dwtype_complete(struct ws_dwtype_program *prog, Dwarf_Die *die)
 	if (!err)
 		*die = def;
 	ws_error_destroy(err);
+}
+
+struct ws_error *ws_dwtype_constant(struct ws_dwtype_program *prog,
+				    const char *module, const char *name,
+				    int64_t *ret)
+{
+	struct module *m;
+	Dwarf_Die die;
+	struct ws_error *err = dwtype_lookup(prog, module, false,
+					     DWTYPE_CONSTANT_SCOPE, name,
+					     "constant", name, &m, &die);
+	if (err)
+		return err;
+	Dwarf_Attribute attr;
+	Dwarf_Sword value;
+	if (dwarf_formsdata(dwarf_attr(&die, DW_AT_const_value, &attr),
+			    &value) != 0)
+		return ws_error_create(WS_ERR_NO_DEBUGINFO,
+				       "constant '%s' in %s: %s", name,
+				       m->name, dwarf_errmsg(-1));
+	*ret = value;
+	return NULL;
 }
 
 struct ws_error *ws_dwtype_find_type(struct ws_dwtype_program *prog,

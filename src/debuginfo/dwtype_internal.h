@@ -64,6 +64,9 @@ struct ws_dwtype_program {
 
 /* --- dwtype_index.c --- */
 
+/* The scope of named constants (DW_TAG_constant) in a module's vars map. */
+#define DWTYPE_CONSTANT_SCOPE ((const void *)(uintptr_t)DW_TAG_constant)
+
 /* Finds `key` among the variables (types = false) or named types of the
  * modules matching `want` (NULL: all), indexing modules on first use. The
  * error names `what` ("variable", "type") and `full_name`. */

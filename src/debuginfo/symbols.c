@@ -269,6 +269,9 @@ static bool add_dwarf_frames(struct ws_symbols *symbols, Dwarf_Die *chain,
 		frame->file = intern(symbols, file, out_of_memory);
 		frame->line = line;
 		frame->inlined = i != subprogram;
+		/* Go marks its go-statement and method wrappers so. */
+		frame->wrapper = dwarf_hasattr_integrate(&chain[i],
+							 DW_AT_trampoline);
 		if (frame->inlined)
 			call_site(&chain[i], &file, &line);
 	}
@@ -492,6 +495,21 @@ const struct ws_location *ws_symbols_lookup(struct ws_symbols *symbols,
 	}
 
 	struct ws_location *location = resolve(symbols, pc, is_return_address);
+	/* A "return address" whose byte before belongs to no function (the
+	 * padding before a function's entry) was never one: a runtime saved
+	 * a function's entry as a fake resume point (Go 1.19's g.sched.pc =
+	 * runtime.systemstack_switch while on the system stack). Named at
+	 * the pc itself. */
+	if (location && is_return_address && !location->frames[0].function &&
+	    location->frames[0].module) {
+		struct ws_location *at_pc = resolve(symbols, pc, false);
+		if (at_pc && at_pc->frames[0].function) {
+			free(location);
+			location = at_pc;
+		} else {
+			free(at_pc);
+		}
+	}
 	if (!location)
 		return &nomem_location;
 	*slot = (struct cache_slot){

@@ -72,7 +72,25 @@ static int compare_frames(const struct ws_frame *a, const struct ws_frame *b)
 			   b->module ? b->module_offset : b->address);
 }
 
-/* What a group shares: state, wait reason, error, frames, creator. */
+/* Labels as pairs, compared key then value. */
+static int compare_labels(const struct ws_task *x, const struct ws_task *y)
+{
+	int c = compare_u64(x->nlabels, y->nlabels);
+	for (size_t i = 0; !c && i < 2 * x->nlabels; i++)
+		c = compare_strings(x->labels[i], y->labels[i]);
+	return c;
+}
+
+/* The creation site's frame: the go statement's caller. */
+static const struct ws_frame *creator_frame(const struct ws_tick_task *tt)
+{
+	return tt->creator ? &tt->creator->frames[tt->creator->nframes - 1]
+			   : NULL;
+}
+
+/* What a group shares: state, wait reason, being locked to a thread,
+ * labels (as Go's debug=1 goroutine profile groups), error, frames,
+ * creator. */
 static int compare_stacks(const struct ws_tick *tick,
 			  const struct ws_tick_task *a,
 			  const struct ws_tick_task *b)
@@ -81,6 +99,10 @@ static int compare_stacks(const struct ws_tick *tick,
 	int c = (int)x->state - (int)y->state;
 	if (!c)
 		c = compare_strings(x->wait_reason, y->wait_reason);
+	if (!c)
+		c = (int)x->locked_to_thread - (int)y->locked_to_thread;
+	if (!c)
+		c = compare_labels(x, y);
 	if (!c)
 		c = compare_strings(a->error, b->error);
 	if (!c)
@@ -92,8 +114,7 @@ static int compare_stacks(const struct ws_tick *tick,
 		return c;
 	if (!a->creator || !b->creator)
 		return (a->creator != NULL) - (b->creator != NULL);
-	return compare_frames(&a->creator->frames[a->creator->nframes - 1],
-			      &b->creator->frames[b->creator->nframes - 1]);
+	return compare_frames(creator_frame(a), creator_frame(b));
 }
 
 /* qsort takes no argument: the layout being sorted. */
@@ -183,17 +204,47 @@ static const struct ws_tick_task *group_task(const struct layout *l, size_t g,
 
 /* ---- text ---- */
 
+/* "[waiting: chan receive]"; a state the adapter does not know says
+ * which: "[unknown state 12]"; ", locked to thread" as Go's traceback
+ * says it. */
 static void write_state(FILE *f, const struct ws_task *t)
 {
 	fprintf(f, "[%s", ws_state_name(t->state));
 	if (t->wait_reason)
-		fprintf(f, ": %s", t->wait_reason);
+		fprintf(f, "%s%s", t->state == WS_STATE_UNKNOWN ? " " : ": ",
+			t->wait_reason);
+	if (t->locked_to_thread)
+		fputs(", locked to thread", f);
 	fputc(']', f);
 }
 
-static void write_task_header(FILE *f, const struct ws_task *t)
+/* {"key":"value", ...}, as Go's goroutine profile prints labels. */
+static void write_labels(FILE *f, const struct ws_task *t)
 {
-	fprintf(f, "task %" PRIu64, t->id);
+	fputc('{', f);
+	for (size_t i = 0; i < t->nlabels; i++) {
+		if (i)
+			fputs(", ", f);
+		ws_json_write_string(f, t->labels[2 * i]);
+		fputc(':', f);
+		ws_json_write_string(f, t->labels[2 * i + 1]);
+	}
+	fputc('}', f);
+}
+
+static void write_labels_line(FILE *f, const struct ws_task *t)
+{
+	if (!t->nlabels)
+		return;
+	fputs("    labels: ", f);
+	write_labels(f, t);
+	fputc('\n', f);
+}
+
+static void write_task_header(FILE *f, const char *noun,
+			      const struct ws_task *t)
+{
+	fprintf(f, "%s %" PRIu64, noun, t->id);
 	if (t->name)
 		fprintf(f, " \"%s\"", t->name);
 	fputc(' ', f);
@@ -201,6 +252,7 @@ static void write_task_header(FILE *f, const struct ws_task *t)
 	if (t->thread)
 		fprintf(f, " thread %d", (int)t->thread);
 	fputc('\n', f);
+	write_labels_line(f, t);
 }
 
 /* Whether every task of group g has the name of its first. */
@@ -213,14 +265,15 @@ static bool group_shares_name(const struct layout *l, size_t g)
 	return true;
 }
 
-/* `N tasks "NAME" [STATE]: ID, ID, ... and M more`, the name once when
- * all share it, else after each id. */
-static void write_group_header(FILE *f, const struct layout *l, size_t g)
+/* `N tasks "NAME" [STATE]: ID, ID, ... and M more` ("goroutines" for
+ * Go), the name once when all share it, else after each id. */
+static void write_group_header(FILE *f, const char *noun,
+			       const struct layout *l, size_t g)
 {
 	size_t n = group_size(l, g);
 	bool shared = group_shares_name(l, g);
 	const struct ws_task *first = group_task(l, g, 0)->task;
-	fprintf(f, "%zu tasks ", n);
+	fprintf(f, "%zu %ss ", n, noun);
 	if (shared && first->name)
 		fprintf(f, "\"%s\" ", first->name);
 	write_state(f, first);
@@ -234,10 +287,13 @@ static void write_group_header(FILE *f, const struct layout *l, size_t g)
 	if (n > GROUP_IDS_SHOWN)
 		fprintf(f, " and %zu more", n - GROUP_IDS_SHOWN);
 	fputc('\n', f);
+	write_labels_line(f, first);
 }
 
+/* One task's frames, or a group's (one_task false: its tasks' creators
+ * differ, so no creator id is printed). */
 static void write_stack_text(FILE *f, const struct ws_tick *tick,
-			     const struct ws_tick_task *tt)
+			     const struct ws_tick_task *tt, bool one_task)
 {
 	char name[128];
 	if (tt->error)
@@ -254,12 +310,14 @@ static void write_stack_text(FILE *f, const struct ws_tick *tick,
 			fputs(" [inlined]", f);
 		fputc('\n', f);
 	}
-	if (tt->creator) {
-		/* Like Go's traceback: the go statement's caller. */
-		const struct ws_frame *fr =
-			&tt->creator->frames[tt->creator->nframes - 1];
+	const struct ws_frame *fr = creator_frame(tt);
+	if (fr) {
+		/* Like Go's traceback. */
 		fprintf(f, "    created by %s",
 			ws_frame_display_name(fr, name, sizeof(name)));
+		if (one_task && tt->task->creator_id)
+			fprintf(f, " in %s %" PRIu64, tick->task_noun,
+				tt->task->creator_id);
 		if (fr->file)
 			fprintf(f, " (%s:%d)", fr->file, fr->line);
 		fputc('\n', f);
@@ -290,11 +348,12 @@ struct ws_error *ws_dump_write_text(FILE *f, const struct ws_dump_info *info,
 	for (size_t g = 0; g < l.ngroups; g++) {
 		fputc('\n', f);
 		const struct ws_tick_task *first = group_task(&l, g, 0);
-		if (group_size(&l, g) == 1)
-			write_task_header(f, first->task);
+		bool one = group_size(&l, g) == 1;
+		if (one)
+			write_task_header(f, tick->task_noun, first->task);
 		else
-			write_group_header(f, &l, g);
-		write_stack_text(f, tick, first);
+			write_group_header(f, tick->task_noun, &l, g);
+		write_stack_text(f, tick, first, one);
 	}
 	layout_free(&l);
 	if (ferror(f))
@@ -332,6 +391,42 @@ static void write_state_json(FILE *f, const struct ws_tick_task *tt)
 	ws_json_write_string(f, tt->task->wait_reason);
 	fputs(", \"error\": ", f);
 	ws_json_write_string(f, tt->error);
+	fprintf(f, ", \"locked_to_thread\": %s",
+		tt->task->locked_to_thread ? "true" : "false");
+	fputs(", \"labels\": ", f);
+	if (tt->task->nlabels)
+		write_labels(f, tt->task);
+	else
+		fputs("null", f);
+}
+
+/* "created_by": the go statement's site and, where the runtime keeps
+ * it, the creating task (one_task false: a group, whose tasks' creators
+ * differ: null). */
+static void write_created_by_json(FILE *f, const struct ws_tick_task *tt,
+				  bool one_task)
+{
+	fputs(", \"created_by\": ", f);
+	const struct ws_frame *cr = creator_frame(tt);
+	if (!cr) {
+		fputs("null", f);
+		return;
+	}
+	char name[128];
+	fputs("{\"function\": ", f);
+	ws_json_write_string(f, cr->function
+			     ? cr->function
+			     : ws_frame_display_name(cr, name, sizeof(name)));
+	fputs(", \"file\": ", f);
+	ws_json_write_string(f, cr->file);
+	if (cr->file && cr->line > 0)
+		fprintf(f, ", \"line\": %d", cr->line);
+	else
+		fputs(", \"line\": null", f);
+	if (one_task && tt->task->creator_id)
+		fprintf(f, ", \"parent\": %" PRIu64 "}", tt->task->creator_id);
+	else
+		fputs(", \"parent\": null}", f);
 }
 
 static void write_task_json(FILE *f, const struct ws_tick *tick,
@@ -346,6 +441,7 @@ static void write_task_json(FILE *f, const struct ws_tick *tick,
 		fputs(", \"thread\": null", f);
 	write_state_json(f, tt);
 	write_frames_json(f, tick, tt);
+	write_created_by_json(f, tt, true);
 	fputc('}', f);
 }
 
@@ -359,6 +455,7 @@ static void write_group_json(FILE *f, const struct layout *l, size_t g)
 	fputc(']', f);
 	write_state_json(f, group_task(l, g, 0));
 	write_frames_json(f, l->tick, group_task(l, g, 0));
+	write_created_by_json(f, group_task(l, g, 0), false);
 	fputc('}', f);
 }
 

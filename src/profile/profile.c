@@ -70,6 +70,7 @@ void ws_profile_destroy(struct ws_profile *profile)
 static bool group_aggregates(enum ws_group_by group_by, uint64_t key)
 {
 	return group_by == WS_GROUP_ALL || group_by == WS_GROUP_STATE ||
+	       group_by == WS_GROUP_LABEL ||
 	       (group_by == WS_GROUP_THREAD && key == 0);
 }
 
@@ -90,6 +91,11 @@ static uint64_t group_key(enum ws_group_by group_by,
 		return sample->state == WS_STATE_IDLE
 			       ? sample->task_id | (UINT64_C(1) << 63)
 			       : sample->task_id;
+	case WS_GROUP_LABEL: {
+		/* Keyed by the name's 64-bit hash. */
+		const char *label = sample->group_label ? sample->group_label : "";
+		return ws_hash_bytes(label, strlen(label), 0);
+	}
 	}
 	return 0;
 }
@@ -105,6 +111,8 @@ static char *group_name(enum ws_group_by group_by,
 		return strdup("all");
 	case WS_GROUP_STATE:
 		return strdup(ws_state_name(sample->state));
+	case WS_GROUP_LABEL:
+		return strdup(sample->group_label ? sample->group_label : "");
 	case WS_GROUP_THREAD:
 		if (sample->thread == 0)
 			return strdup("no thread");

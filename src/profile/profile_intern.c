@@ -157,20 +157,21 @@ struct ws_error *profile_intern_frame(struct ws_profile *profile,
 /* Writes "[PREFIX: DETAIL]" ("[PREFIX]" without detail) into the scratch
  * name; returns its length or 0 when out of memory. */
 static size_t leaf_name(struct ws_profile *profile, const char *prefix,
-			const char *detail)
+			const char *sep, const char *detail)
 {
 	size_t prefix_len = strlen(prefix);
+	size_t sep_len = strlen(sep);
 	size_t detail_len = detail ? strlen(detail) : 0;
-	if (!reserve_name(profile, prefix_len + detail_len + 5))
+	if (!reserve_name(profile, prefix_len + sep_len + detail_len + 3))
 		return 0;
 	char *p = profile->scratch_name;
 	*p++ = '[';
 	memcpy(p, prefix, prefix_len);
 	p += prefix_len;
 	if (detail_len) {
-		memcpy(p, ": ", 2);
-		memcpy(p + 2, detail, detail_len);
-		p += 2 + detail_len;
+		memcpy(p, sep, sep_len);
+		memcpy(p + sep_len, detail, detail_len);
+		p += sep_len + detail_len;
 	}
 	*p++ = ']';
 	*p = '\0';
@@ -178,7 +179,8 @@ static size_t leaf_name(struct ws_profile *profile, const char *prefix,
 }
 
 /* The leaf frame: the failure when the sample failed, else the state. A
- * wait reason is shown for waiting and syscall states only: adapters of
+ * wait reason is shown for waiting, syscall and unknown states only (an
+ * unknown one says which: "[unknown state 12]"): adapters of
  * runtimes that keep a stale reason in other states should not have it
  * appear under running code. */
 struct ws_error *profile_intern_leaf(struct ws_profile *profile,
@@ -187,15 +189,18 @@ struct ws_error *profile_intern_leaf(struct ws_profile *profile,
 {
 	size_t len;
 	if (sample->error) {
-		len = leaf_name(profile, "failed to sample", sample->error);
+		len = leaf_name(profile, "failed to sample", ": ", sample->error);
 	} else if (sample->state == WS_STATE_IDLE) {
-		len = leaf_name(profile, "idle worker", NULL);
+		len = leaf_name(profile, "idle worker", "", NULL);
 	} else {
 		const char *reason = NULL;
 		if (sample->state == WS_STATE_WAITING ||
-		    sample->state == WS_STATE_SYSCALL)
+		    sample->state == WS_STATE_SYSCALL ||
+		    sample->state == WS_STATE_UNKNOWN)
 			reason = sample->wait_reason;
-		len = leaf_name(profile, ws_state_name(sample->state), reason);
+		len = leaf_name(profile, ws_state_name(sample->state),
+				sample->state == WS_STATE_UNKNOWN ? " " : ": ",
+				reason);
 	}
 	if (!len)
 		return &ws_error_nomem;

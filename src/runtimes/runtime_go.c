@@ -1,57 +1,97 @@
 /*
  * The Go runtime adapter: every goroutine of a live Go program, found
- * through runtime.allgs and the target's DWARF (field names, never offsets,
- * so Go versions whose structs moved still work; tested with Go 1.19).
+ * through runtime.allgs and the target's DWARF, read by names (fields of
+ * runtime.g and runtime.m, the runtime's named constants for goroutine
+ * states), never offsets, so every release from 1.19 on works without a
+ * version switch (tested: 1.19 to 1.26).
  *
  * A tick reads allgs' pointer array in one read and a window of each
  * runtime.g (the span of the fields used) with batched process_vm_readv.
  * Wait reasons come from the target's own runtime.waitReasonStrings. Where
  * a goroutine's stack starts: parked or runnable from g.sched; in a syscall
- * from g.syscallpc/syscallsp; running from the live registers of the thread
- * whose tid is g.m.procid, unless that thread is on another stack (g0 or
- * gsignal: systemstack, cgo) or in a VDSO call, where the goroutine's saved
- * state is used instead.
+ * from g.syscallpc/syscallsp (and syscallbp, Go >= 1.23); running from the
+ * live registers of the thread whose tid is g.m.procid, unless that thread
+ * is on another stack (g0 or gsignal: systemstack, cgo) or in a VDSO call,
+ * where the goroutine's saved state is used instead. The runtime's own
+ * goroutines are left out unless asked for, by Go's rule (isSystemGoroutine).
+ * Goroutine labels are runtime_go_labels.c's.
  */
 #include "ws_runtime_go.h"
 
 #include <elf.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime_go_internal.h"
 #include "ws_dwtype.h"
 #include "ws_grow.h"
+#include "ws_hash.h"
 #include "ws_remote_memory.h"
 #include "ws_symbols.h"
 #include "ws_syscalls.h"
 #include "ws_target.h"
 
-/* runtime2.go's goroutine states; unchanged since Go 1.0 except the
- * additions at the end, and not described by DWARF. */
-enum {
-	G_IDLE = 0,
-	G_RUNNABLE = 1,
-	G_RUNNING = 2,
-	G_SYSCALL = 3,
-	G_WAITING = 4,
-	G_MORIBUND_UNUSED = 5,
-	G_DEAD = 6,
-	G_ENQUEUE_UNUSED = 7,
-	G_COPYSTACK = 8,
-	G_PREEMPTED = 9,
-	G_SCAN = 0x1000,
+/* What a goroutine status means here. */
+enum g_kind {
+	GK_UNKNOWN,      /* a status this adapter does not know */
+	GK_SKIP,         /* no goroutine: idle, dead, dead-extra, unused */
+	GK_RUNNABLE,
+	GK_RUNNING,
+	GK_SYSCALL,
+	GK_WAITING,
+	GK_COPYSTACK,
+	GK_PREEMPTED,
+	GK_LEAKED,       /* Go 1.26: parked forever, found by the GC */
+};
+
+/* runtime2.go's goroutine states, read from the target's DWARF constants;
+ * the values are Go's (unchanged since 1.0 but for additions), used when a
+ * constant is missing. -1: a state only some releases have. */
+static const struct {
+	const char *name;
+	int64_t value;
+	enum g_kind kind;
+} g_states[] = {
+	{ "runtime._Gidle", 0, GK_SKIP },
+	{ "runtime._Grunnable", 1, GK_RUNNABLE },
+	{ "runtime._Grunning", 2, GK_RUNNING },
+	{ "runtime._Gsyscall", 3, GK_SYSCALL },
+	{ "runtime._Gwaiting", 4, GK_WAITING },
+	{ "runtime._Gmoribund_unused", 5, GK_SKIP },
+	{ "runtime._Gdead", 6, GK_SKIP },
+	{ "runtime._Genqueue_unused", 7, GK_SKIP },
+	{ "runtime._Gcopystack", 8, GK_COPYSTACK },
+	{ "runtime._Gpreempted", 9, GK_PREEMPTED },
+	{ "runtime._Gleaked", -1, GK_LEAKED },
+	/* A dead goroutine kept for a C thread's calls into Go. */
+	{ "runtime._Gdeadextra", -1, GK_SKIP },
 };
 
 enum {
-	MAX_REASONS = 64,
+	MAX_REASONS = 128,
+	MAX_STATUS = 64,      /* statuses above: unknown */
 	BATCH = 1024,         /* IOV_MAX */
+};
+
+/* Whose a goroutine is, from its start function (Go's isSystemGoroutine). */
+enum g_owner {
+	OWNER_USER,
+	OWNER_SYSTEM,
+	OWNER_FINALIZER,  /* the runtime's, unless it runs user finalizers */
+	OWNER_CLEANUP,    /* the runtime's, unless it runs user cleanups */
 };
 
 struct gfields {
 	struct ws_dwfield goid, status, waitreason, m, stack_lo, stack_hi,
 		sched_pc, sched_sp, sched_bp, syscallsp, syscallpc, gopc,
-		startpc, tracking_seq;
-	bool has_tracking_seq;
+		startpc;
+	/* Not in every release. */
+	struct ws_dwfield tracking_seq, syscallbp, parent_goid, lockedm,
+		labels, running_cleanups;
+	bool has_tracking_seq, has_syscallbp, has_parent_goid, has_lockedm,
+		has_labels, has_running_cleanups;
 };
 
 struct mfields {
@@ -66,9 +106,26 @@ struct go_state {
 	struct gfields g;
 	struct mfields m;
 	uint64_t g_lo, g_hi;      /* window of runtime.g read per goroutine */
+	uint64_t guard_lo, guard_hi; /* the live reads' guard inside it */
 	uint64_t m_lo, m_hi;
+	uint8_t kind_of[MAX_STATUS];
+	uint64_t scan_bit;
 	char *reasons[MAX_REASONS];
+	char *leaked_reasons[MAX_REASONS];   /* "REASON (leaked)" */
+	char *unknown_states[MAX_STATUS];    /* "state N", made when seen */
 	size_t nreasons;
+	/* Whether the finalizer goroutine runs user code: fingStatus's
+	 * fingRunningFinalizer bit (Go >= 1.20) or fingRunning (1.19). */
+	struct ws_dwobj fing;
+	bool has_fing, fing_is_status;
+	uint64_t fing_running_bit;
+	int fing_running;         /* per tick: -1 unread, 0, 1 */
+	/* The functions of package runtime but those that start user
+	 * goroutines, sorted by address: [lo, hi) and whose a goroutine that
+	 * starts there is. */
+	struct runtime_func { uint64_t lo, hi; enum g_owner owner; } *rfuncs;
+	size_t nrfuncs, rfuncs_capacity;
+	struct go_labels *labels;
 	/* per tick */
 	uint64_t *gptrs;
 	size_t gptrs_capacity;
@@ -106,8 +163,37 @@ static void widen(uint64_t *lo, uint64_t *hi, const struct ws_dwfield *f)
 		*hi = f->offset + f->size;
 }
 
+/* The fast decoding in get() holds for plain integers and pointers. */
 static struct ws_error *check_plain(const struct ws_dwfield *f,
-				    const char *name);
+				    const char *name)
+{
+	bool integer = f->kind == WS_DWTYPE_UNSIGNED ||
+		       f->kind == WS_DWTYPE_SIGNED ||
+		       f->kind == WS_DWTYPE_POINTER;
+	if (!integer || f->bit_size || f->size == 0 || f->size > 8)
+		return ws_error_create(WS_ERR_NO_DEBUGINFO,
+				       "go: field '%s' is not a plain integer or pointer in this Go version",
+				       name);
+	return NULL;
+}
+
+/* A field some releases have: *has says whether this one does. */
+static void optional_field(struct go_state *s, const struct ws_dwtype *gt,
+			   const char *const *paths, struct ws_dwfield *f,
+			   bool *has)
+{
+	struct ws_error *err = field(s, gt, paths, f);
+	if (!err)
+		err = check_plain(f, paths[0]);
+	*has = !err;
+	ws_error_destroy(err);
+	if (*has)
+		widen(&s->g_lo, &s->g_hi, f);
+}
+
+#define OPTIONAL(s, t, out, has, ...) \
+	optional_field((s), (t), (const char *const[]){__VA_ARGS__, NULL}, \
+		       (out), (has))
 
 static struct ws_error *resolve_g(struct go_state *s)
 {
@@ -147,14 +233,31 @@ static struct ws_error *resolve_g(struct go_state *s)
 	/* casgstatus bumps trackingSeq (a uint8, Go 1.17 on) every time a
 	 * goroutine leaves _Grunning: with it, reads of a goroutine taken
 	 * while the program runs can be checked (live reads). */
-	err = FIELD(s, &gt, &g->tracking_seq, "trackingSeq");
-	if (!err)
-		err = check_plain(&g->tracking_seq, "runtime.g.trackingSeq");
-	g->has_tracking_seq = !err;
-	ws_error_destroy(err);
-	err = NULL;
-	if (g->has_tracking_seq)
-		widen(&s->g_lo, &s->g_hi, &g->tracking_seq);
+	OPTIONAL(s, &gt, &g->tracking_seq, &g->has_tracking_seq, "trackingSeq");
+	/* The frame pointer at entersyscall, Go >= 1.23. */
+	OPTIONAL(s, &gt, &g->syscallbp, &g->has_syscallbp, "syscallbp");
+	/* The creating goroutine's id, Go >= 1.21. */
+	OPTIONAL(s, &gt, &g->parent_goid, &g->has_parent_goid, "parentGoid");
+	/* The guard of live reads (ws_task.guard_*): g.m, g.sched, the status
+	 * and trackingSeq, and what lies between (schedlink, waitsince,
+	 * preemption flags: a change there is rare and costs a retry). */
+	if (g->has_tracking_seq) {
+		const struct ws_dwfield *guarded[] = {
+			&g->m, &g->sched_pc, &g->sched_sp, &g->sched_bp,
+			&g->status, &g->tracking_seq,
+		};
+		s->guard_lo = UINT64_MAX;
+		s->guard_hi = 0;
+		for (size_t i = 0; i < sizeof(guarded) / sizeof(guarded[0]); i++)
+			widen(&s->guard_lo, &s->guard_hi, guarded[i]);
+	}
+	/* Set by runtime.LockOSThread (a muintptr). */
+	OPTIONAL(s, &gt, &g->lockedm, &g->has_lockedm, "lockedm");
+	/* runtime/pprof's label set (unsafe.Pointer). */
+	OPTIONAL(s, &gt, &g->labels, &g->has_labels, "labels");
+	/* The cleanup goroutine runs user cleanups (Go >= 1.25). */
+	OPTIONAL(s, &gt, &g->running_cleanups, &g->has_running_cleanups,
+		 "runningCleanups.value", "runningCleanups");
 
 	struct ws_dwtype mt;
 	if ((err = ws_dwtype_find_type(s->prog, NULL, "runtime.m", &mt)))
@@ -179,6 +282,56 @@ static struct ws_error *resolve_g(struct go_state *s)
 	return NULL;
 }
 
+/* The goroutine states by their names in the target (a status no name
+ * gives stays unknown, and is shown as such). */
+static void resolve_states(struct go_state *s)
+{
+	for (size_t i = 0; i < sizeof(g_states) / sizeof(g_states[0]); i++) {
+		int64_t value;
+		struct ws_error *err = ws_dwtype_constant(s->prog, NULL,
+							  g_states[i].name,
+							  &value);
+		ws_error_destroy(err);
+		if (err)
+			value = g_states[i].value;
+		if (value >= 0 && value < MAX_STATUS)
+			s->kind_of[value] = (uint8_t)g_states[i].kind;
+	}
+	int64_t scan;
+	struct ws_error *err = ws_dwtype_constant(s->prog, NULL,
+						  "runtime._Gscan", &scan);
+	ws_error_destroy(err);
+	s->scan_bit = err || scan <= 0 ? 0x1000 : (uint64_t)scan;
+}
+
+/* Where the finalizer goroutine says whether it runs user finalizers. */
+static void resolve_finalizer(struct go_state *s)
+{
+	struct ws_error *err = ws_dwtype_global(s->prog, NULL,
+						"runtime.fingStatus",
+						&s->fing);
+	if (!err) {
+		/* atomic.Uint32 */
+		struct ws_dwobj value;
+		err = ws_dwtype_member(&s->fing, "value", &value);
+		if (!err)
+			s->fing = value;
+		ws_error_destroy(err);
+		int64_t bit;
+		struct ws_error *cerr = ws_dwtype_constant(
+			s->prog, NULL, "runtime.fingRunningFinalizer", &bit);
+		ws_error_destroy(cerr);
+		s->fing_running_bit = cerr || bit <= 0 ? 2 : (uint64_t)bit;
+		s->fing_is_status = true;
+		s->has_fing = true;
+		return;
+	}
+	ws_error_destroy(err);
+	err = ws_dwtype_global(s->prog, NULL, "runtime.fingRunning", &s->fing);
+	s->has_fing = !err;
+	ws_error_destroy(err);
+}
+
 /* The target's own names of wait reasons (their order changes between Go
  * versions). Missing strings only cost the reason text. */
 static void read_wait_reasons(struct go_state *s)
@@ -193,7 +346,7 @@ static void read_wait_reasons(struct go_state *s)
 	}
 	for (uint64_t i = 0; i < MAX_REASONS; i++) {
 		struct ws_dwobj str;
-		char buf[64];
+		char buf[80];
 		size_t len;
 		err = ws_dwtype_index(&arr, i, &str);
 		if (!err)
@@ -203,6 +356,8 @@ static void read_wait_reasons(struct go_state *s)
 			break;
 		}
 		s->reasons[i] = strdup(buf);
+		if (asprintf(&s->leaked_reasons[i], "%s (leaked)", buf) < 0)
+			s->leaked_reasons[i] = NULL;
 		s->nreasons = i + 1;
 	}
 }
@@ -232,7 +387,7 @@ static bool is_go_program(struct ws_symbols *symbols)
 /* Reads a field from a window that starts at offset lo of its struct.
  * The fields used here are unsigned integers and pointers of 1 to 8
  * bytes (checked in check_plain), so a little-endian copy decodes them
- * without going back to DWARF: this runs 13 times per goroutine per tick. */
+ * without going back to DWARF: this runs ~15 times per goroutine per tick. */
 static uint64_t get(const struct ws_dwfield *f, const uint8_t *window,
 		    uint64_t lo, uint64_t hi)
 {
@@ -243,19 +398,7 @@ static uint64_t get(const struct ws_dwfield *f, const uint8_t *window,
 	return v;
 }
 
-/* The fast decoding in get() holds for plain integers and pointers. */
-static struct ws_error *check_plain(const struct ws_dwfield *f,
-				    const char *name)
-{
-	bool integer = f->kind == WS_DWTYPE_UNSIGNED ||
-		       f->kind == WS_DWTYPE_SIGNED ||
-		       f->kind == WS_DWTYPE_POINTER;
-	if (!integer || f->bit_size || f->size == 0 || f->size > 8)
-		return ws_error_create(WS_ERR_NO_DEBUGINFO,
-				       "go: field '%s' is not a plain integer or pointer in this Go version",
-				       name);
-	return NULL;
-}
+#define G(s, gw, name) get(&(s)->g.name, (gw), (s)->g_lo, (s)->g_hi)
 
 /* Room for n goroutine pointers. */
 static bool reserve_gptrs(struct go_state *s, size_t n)
@@ -334,6 +477,127 @@ static const uint8_t *m_window(struct go_state *s, uint64_t address)
 	return bytes;
 }
 
+static void forget_ms(struct go_state *s)
+{
+	for (size_t i = 0; i < s->nms; i++)
+		free(s->ms[i].bytes);
+	s->nms = 0;
+}
+
+/* The tid of the thread of M `maddr`, 0 when it cannot be read. */
+static pid_t m_tid(struct go_state *s, uint64_t maddr)
+{
+	const uint8_t *mw = maddr ? m_window(s, maddr) : NULL;
+	return mw ? (pid_t)get(&s->m.procid, mw, s->m_lo, s->m_hi) : 0;
+}
+
+/* Whose goroutine this is, by its start function: Go's
+ * isSystemGoroutine, which runtime.Stack, the goroutine profile and the
+ * SIGQUIT dump (below GOTRACEBACK=system) use to leave the runtime's own
+ * goroutines out: a start function in package runtime makes it the
+ * runtime's, except runtime.main (goroutine 1), corostart (iter.Pull's
+ * coroutines) and handleAsyncEvent (wasm); the finalizer and cleanup
+ * goroutines count as the user's while they run user code. A binary
+ * search of the runtime's functions (it runs in the pause). */
+static enum g_owner start_owner(const struct go_state *s, uint64_t startpc)
+{
+	size_t lo = 0, hi = s->nrfuncs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (startpc < s->rfuncs[mid].lo)
+			hi = mid;
+		else if (startpc >= s->rfuncs[mid].hi)
+			lo = mid + 1;
+		else
+			return s->rfuncs[mid].owner;
+	}
+	return OWNER_USER;
+}
+
+/* Whose a goroutine starting in runtime function `name` is. */
+static bool runtime_owner(const char *name, enum g_owner *ret)
+{
+	static const struct { const char *name; enum g_owner owner; } special[] = {
+		{ "runtime.main", OWNER_USER },
+		{ "runtime.corostart", OWNER_USER },
+		{ "runtime.handleAsyncEvent", OWNER_USER },
+		{ "runtime.runfinq", OWNER_FINALIZER },        /* to 1.25 */
+		{ "runtime.runFinalizers", OWNER_FINALIZER },  /* 1.26 */
+		{ "runtime.runCleanups", OWNER_CLEANUP },
+	};
+	if (strncmp(name, "runtime.", 8) != 0)
+		return false;
+	*ret = OWNER_SYSTEM;
+	for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
+		if (strcmp(name, special[i].name) == 0)
+			*ret = special[i].owner;
+	return *ret != OWNER_USER;
+}
+
+static int compare_rfuncs(const void *a, const void *b)
+{
+	const struct runtime_func *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The runtime's functions from every Go module's symbol table (where an
+ * assembly function without DWARF is named too), once. */
+static int collect_rfuncs(Dwfl_Module *mod, void **userdata, const char *name,
+			  Dwarf_Addr start, void *arg)
+{
+	(void)userdata, (void)name, (void)start;
+	struct go_state *s = arg;
+	if (!ws_module_find_section(mod, ".gopclntab"))
+		return DWARF_CB_OK;
+	int n = dwfl_module_getsymtab(mod);
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *sname = dwfl_module_getsym_info(mod, i, &sym, &addr,
+							    NULL, NULL, NULL);
+		enum g_owner owner;
+		if (!sname || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		    !sym.st_size || !runtime_owner(sname, &owner))
+			continue;
+		if (!ws_grow((void **)&s->rfuncs, &s->rfuncs_capacity,
+			     s->nrfuncs + 1, sizeof(*s->rfuncs)))
+			return DWARF_CB_ABORT;
+		s->rfuncs[s->nrfuncs++] = (struct runtime_func){
+			addr, addr + sym.st_size, owner };
+	}
+	return DWARF_CB_OK;
+}
+
+/* Read once per tick, when a finalizer goroutine is met. */
+static bool finalizer_running(struct go_state *s)
+{
+	if (s->fing_running < 0) {
+		uint64_t v = 0;
+		struct ws_error *err = NULL;
+		if (s->has_fing)
+			err = ws_dwtype_read_uint(&s->fing, &v);
+		ws_error_destroy(err);
+		s->fing_running = !err && (s->fing_is_status
+					   ? (v & s->fing_running_bit) != 0
+					   : v != 0);
+	}
+	return s->fing_running == 1;
+}
+
+static bool is_system(struct go_state *s, const uint8_t *gw)
+{
+	switch (start_owner(s, G(s, gw, startpc))) {
+	case OWNER_SYSTEM:
+		return true;
+	case OWNER_FINALIZER:
+		return !finalizer_running(s);
+	case OWNER_CLEANUP:
+		return !(s->g.has_running_cleanups && G(s, gw, running_cleanups));
+	default:
+		return false;
+	}
+}
+
 static void set_saved(struct ws_task *task, uint64_t pc, uint64_t sp,
 		      uint64_t bp)
 {
@@ -361,10 +625,9 @@ static void start_running(struct go_state *s, struct ws_target *target,
 			  struct ws_task *task, uint64_t gaddr, uint64_t maddr,
 			  const uint8_t *gw)
 {
-	const struct gfields *g = &s->g;
-	uint64_t pc = get(&g->sched_pc, gw, s->g_lo, s->g_hi);
-	uint64_t sp = get(&g->sched_sp, gw, s->g_lo, s->g_hi);
-	uint64_t bp = get(&g->sched_bp, gw, s->g_lo, s->g_hi);
+	uint64_t pc = G(s, gw, sched_pc);
+	uint64_t sp = G(s, gw, sched_sp);
+	uint64_t bp = G(s, gw, sched_bp);
 	const uint8_t *mw = maddr ? m_window(s, maddr) : NULL;
 	pid_t tid = 0;
 	bool runs_it = false;
@@ -386,70 +649,137 @@ static void start_running(struct go_state *s, struct ws_target *target,
 		set_saved(task, pc, sp, bp);
 }
 
-/* Decodes one goroutine from its window; false when it is no task (free
- * or dead). */
+/* A goroutine in a system call: unwound from where it entered the call
+ * (syscallpc/sp/bp, saved by entersyscall and stable until it leaves),
+ * never from its thread's live registers (no thread is stopped for it).
+ * Its thread (g.m, kept during the call) names the call: from its
+ * registers when it is stopped, else from /proc (a thread between
+ * entersyscall and the kernel, or back from it, names none). */
+static void start_syscall(struct go_state *s, struct ws_target *target,
+			  struct ws_task *task, const uint8_t *gw)
+{
+	task->state = WS_STATE_SYSCALL;
+	/* syscallbp is kept from Go 1.23 on; before, CFI alone. */
+	set_saved(task, G(s, gw, syscallpc), G(s, gw, syscallsp),
+		  s->g.has_syscallbp ? G(s, gw, syscallbp) : 0);
+	pid_t tid = m_tid(s, G(s, gw, m));
+	struct ws_thread *th = tid ? ws_target_find_thread(target, tid) : NULL;
+	if (!th)
+		return;
+	task->thread = tid;
+	long nr;
+	if (th->regs_valid ? ws_syscall_blocked(&th->regs, &nr)
+			   : ws_syscall_of_thread(s->pid, tid, &nr))
+		task->wait_reason = ws_syscall_name(nr);
+}
+
+static const char *unknown_state(struct go_state *s, uint64_t status)
+{
+	if (status >= MAX_STATUS)
+		return "state out of range";
+	if (!s->unknown_states[status] &&
+	    asprintf(&s->unknown_states[status], "state %u",
+		     (unsigned)status) < 0)
+		s->unknown_states[status] = NULL;
+	return s->unknown_states[status];
+}
+
+/* Decodes one goroutine from its window; false when it is no task (free,
+ * dead, or the runtime's own when those are not wanted). */
 static bool decode_g(struct go_state *s, struct ws_target *target,
 		     const struct ws_read_context *context, uint64_t gaddr,
 		     const uint8_t *gw, struct ws_task *task)
 {
-	const struct gfields *g = &s->g;
-	uint64_t status = get(&g->status, gw, s->g_lo, s->g_hi) & ~(uint64_t)G_SCAN;
-	if (status == G_IDLE || status == G_DEAD ||
-	    status == G_MORIBUND_UNUSED || status == G_ENQUEUE_UNUSED)
+	uint64_t status = G(s, gw, status) & ~s->scan_bit;
+	enum g_kind kind = status < MAX_STATUS ? (enum g_kind)s->kind_of[status]
+					       : GK_UNKNOWN;
+	if (kind == GK_SKIP)
+		return false;
+	if (!context->system_tasks && is_system(s, gw))
 		return false;
 	task->address = gaddr;
-	task->id = get(&g->goid, gw, s->g_lo, s->g_hi);
-	if (g->has_tracking_seq)
-		task->version = get(&g->tracking_seq, gw, s->g_lo, s->g_hi);
-	task->stack_lo = get(&g->stack_lo, gw, s->g_lo, s->g_hi);
-	task->stack_hi = get(&g->stack_hi, gw, s->g_lo, s->g_hi);
-	task->entry_pc = get(&g->startpc, gw, s->g_lo, s->g_hi);
+	task->id = G(s, gw, goid);
+	/* The version of a live read: casgstatus bumps trackingSeq when a
+	 * goroutine leaves _Grunning, but only after its status CAS, and
+	 * clears g.m (dropg) only after that; execute sets g.m before the CAS
+	 * into _Grunning (every release 1.19 to 1.26). A goroutine that ran
+	 * between two reads and parked again at the same context could be
+	 * read again between the CAS and the bump; with g.m in the version it
+	 * is seen to have changed. */
+	task->version = G(s, gw, m) << 8;
+	if (s->g.has_tracking_seq)
+		task->version ^= G(s, gw, tracking_seq);
+	/* And the version is 8 bits: a goroutine that parks at one context
+	 * a multiple of 256 times between the two reads of a tick passes
+	 * (go_flip: 1 in ~10^6 samples). The guard narrows the window to
+	 * its own stack copy. */
+	if (context->live && s->guard_hi) {
+		task->guard_address = gaddr + s->guard_lo;
+		task->guard_size = (uint32_t)(s->guard_hi - s->guard_lo);
+		task->guard_hash = ws_hash_bytes(gw + (s->guard_lo - s->g_lo),
+						 task->guard_size, 0);
+	}
+	task->stack_lo = G(s, gw, stack_lo);
+	task->stack_hi = G(s, gw, stack_hi);
+	task->entry_pc = G(s, gw, startpc);
 	/* The main goroutine was made by the runtime itself; Go's traceback
 	 * names no creator for it either. */
-	if (task->id != 1)
-		task->creator_pc = get(&g->gopc, gw, s->g_lo, s->g_hi);
-	uint64_t pc = get(&g->sched_pc, gw, s->g_lo, s->g_hi);
-	uint64_t sp = get(&g->sched_sp, gw, s->g_lo, s->g_hi);
-	uint64_t bp = get(&g->sched_bp, gw, s->g_lo, s->g_hi);
-	switch (status) {
-	case G_RUNNING:
+	if (task->id != 1) {
+		task->creator_pc = G(s, gw, gopc);
+		if (s->g.has_parent_goid)
+			task->creator_id = G(s, gw, parent_goid);
+	}
+	task->locked_to_thread = s->g.has_lockedm && G(s, gw, lockedm) != 0;
+	if (context->labels && s->labels && s->g.has_labels)
+		task->labels = go_labels_read(s->labels, G(s, gw, labels),
+					      &task->nlabels);
+	uint64_t pc = G(s, gw, sched_pc);
+	uint64_t sp = G(s, gw, sched_sp);
+	uint64_t bp = G(s, gw, sched_bp);
+	uint64_t reason = G(s, gw, waitreason);
+	switch (kind) {
+	case GK_RUNNING:
 		task->state = WS_STATE_RUNNING;
-		start_running(s, target, context, task, gaddr,
-			      get(&g->m, gw, s->g_lo, s->g_hi), gw);
+		start_running(s, target, context, task, gaddr, G(s, gw, m), gw);
 		break;
-	case G_SYSCALL:
-		task->state = WS_STATE_SYSCALL;
-		/* syscallbp is not kept before Go 1.23: CFI only. */
-		set_saved(task, get(&g->syscallpc, gw, s->g_lo, s->g_hi),
-			  get(&g->syscallsp, gw, s->g_lo, s->g_hi), 0);
+	case GK_SYSCALL:
+		start_syscall(s, target, task, gw);
 		break;
-	case G_WAITING: {
+	case GK_WAITING:
+	case GK_LEAKED:
 		task->state = WS_STATE_WAITING;
-		uint64_t r = get(&g->waitreason, gw, s->g_lo, s->g_hi);
-		task->wait_reason = r < s->nreasons ? s->reasons[r] : NULL;
+		if (reason < s->nreasons)
+			task->wait_reason = kind == GK_LEAKED
+				? s->leaked_reasons[reason] : s->reasons[reason];
 		set_saved(task, pc, sp, bp);
 		break;
-	}
-	case G_COPYSTACK:
+	case GK_COPYSTACK:
 		task->state = WS_STATE_WAITING;
 		task->wait_reason = "copystack";
 		set_saved(task, pc, sp, bp);
 		break;
-	case G_RUNNABLE:
-	case G_PREEMPTED:
-	default:
+	case GK_RUNNABLE:
+	case GK_PREEMPTED:
 		task->state = WS_STATE_RUNNABLE;
+		set_saved(task, pc, sp, bp);
+		break;
+	default:
+		/* A status of a newer Go: say so; its g.sched is the best
+		 * guess of its stack. */
+		task->state = WS_STATE_UNKNOWN;
+		task->wait_reason = unknown_state(s, status);
 		set_saved(task, pc, sp, bp);
 		break;
 	}
 	return true;
 }
 
-static void forget_ms(struct go_state *s)
+static void new_tick(struct go_state *s, const struct ws_read_context *context)
 {
-	for (size_t i = 0; i < s->nms; i++)
-		free(s->ms[i].bytes);
-	s->nms = 0;
+	forget_ms(s);
+	s->fing_running = -1;
+	if (context->labels && s->labels)
+		go_labels_new_tick(s->labels);
 }
 
 static struct ws_error *go_list(struct ws_runtime *runtime,
@@ -461,7 +791,8 @@ static struct ws_error *go_list(struct ws_runtime *runtime,
 	size_t n;
 	struct ws_error *err = read_gptrs(s, &n);
 	/* Over budget: read a uniform sample of the goroutine slots; each
-	 * live one found stands for n/limit slots. */
+	 * one found to be a task stands for n/limit slots (dead and system
+	 * ones are dropped the same way in the sample as in the whole). */
 	double scale = 1;
 	size_t limit = context->limit;
 	if (!err && limit && limit < n) {
@@ -474,7 +805,7 @@ static struct ws_error *go_list(struct ws_runtime *runtime,
 		err = read_gs(s, n);
 	if (err)
 		return err;
-	forget_ms(s);
+	new_tick(s, context);
 
 	size_t w = (size_t)(s->g_hi - s->g_lo);
 	for (size_t i = 0; i < n; i++) {
@@ -527,8 +858,14 @@ static void go_destroy(struct ws_runtime *runtime)
 	struct go_state *s = runtime->state;
 	if (s) {
 		ws_dwtype_program_destroy(s->prog);
-		for (size_t i = 0; i < s->nreasons; i++)
+		for (size_t i = 0; i < s->nreasons; i++) {
 			free(s->reasons[i]);
+			free(s->leaked_reasons[i]);
+		}
+		for (size_t i = 0; i < MAX_STATUS; i++)
+			free(s->unknown_states[i]);
+		go_labels_destroy(s->labels);
+		free(s->rfuncs);
 		forget_ms(s);
 		free(s->ms);
 		free(s->gptrs);
@@ -542,6 +879,12 @@ static const struct ws_runtime_ops go_ops = {
 	.list_tasks = go_list,
 	.reread = go_reread,
 	.destroy = go_destroy,
+};
+
+/* Go's traceback and profiles hide a wrapper unless it called a panic
+ * (elideWrapperCalling in runtime/traceback.go). */
+static const char *const wrapper_shown_above[] = {
+	"runtime.gopanic", "runtime.sigpanic", "runtime.panicwrap", NULL,
 };
 
 struct ws_error *ws_runtime_go_create(struct ws_target *target,
@@ -560,9 +903,12 @@ struct ws_error *ws_runtime_go_create(struct ws_target *target,
 	rt->caps = &s->caps;
 	s->caps = (struct ws_runtime_caps){
 		.name = "go",
+		.task_noun = "goroutine",
 		.root_function = "runtime.goexit",
 		.prefer_libdw = true,
 		.fixed_frames = true,
+		.hide_wrappers = true,
+		.wrapper_shown_above = wrapper_shown_above,
 		.tick = WS_TICK_STOPPED,
 	};
 	s->pid = target->pid;
@@ -587,7 +933,13 @@ struct ws_error *ws_runtime_go_create(struct ws_target *target,
 		go_destroy(rt);
 		return ws_error_wrap(err, "--runtime go");
 	}
+	resolve_states(s);
+	resolve_finalizer(s);
+	dwfl_getmodules(ws_symbols_dwfl(symbols), collect_rfuncs, s, 0);
+	qsort(s->rfuncs, s->nrfuncs, sizeof(*s->rfuncs), compare_rfuncs);
 	read_wait_reasons(s);
+	/* Labels are a nicety: a layout not understood only costs them. */
+	ws_error_destroy(go_labels_create(s->prog, &s->labels));
 	/* A goroutine's g.sched (or syscallsp) is saved before its status
 	 * leaves _Grunning, gs are never freed, and trackingSeq versions
 	 * them: then they can be read while the program runs. */

@@ -304,6 +304,39 @@ static size_t cut_at_root(struct ws_sampler *s, struct ws_frame *frames,
 	return n;
 }
 
+/* Whether the runtime shows a wrapper directly above (called by it)
+ * `callee`. */
+static bool wrapper_shown(const struct ws_runtime_caps *caps,
+			  const struct ws_frame *callee)
+{
+	for (const char *const *f = caps->wrapper_shown_above;
+	     f && *f && callee && callee->function; f++)
+		if (strcmp(*f, callee->function) == 0)
+			return true;
+	return false;
+}
+
+/* Leaves out the compiler's wrappers where the runtime hides them (Go's
+ * tracebacks and profiles do) — but the innermost frame, which is the task
+ * itself (a goroutine that has not started is its go statement's
+ * wrapper); returns the number kept. */
+static size_t hide_wrappers(struct ws_sampler *s, struct ws_frame *frames,
+			    size_t n)
+{
+	const struct ws_runtime_caps *caps = s->runtime->caps;
+	if (!caps->hide_wrappers)
+		return n;
+	size_t kept = 0;
+	for (size_t k = 0; k < n; k++) {
+		/* frames[k - 1] is the callee (innermost first). */
+		if (frames[k].wrapper && k > 0 &&
+		    !wrapper_shown(caps, &frames[k - 1]))
+			continue;
+		frames[kept++] = frames[k];
+	}
+	return kept;
+}
+
 /* The stack of a task that cannot be unwound: its entry function (when
  * known) under the runtime's root, so it lands in the same subtree as the
  * task's real samples. */
@@ -418,6 +451,7 @@ static struct ws_error *unwind_all(struct ws_sampler *s)
 		size_t kept = cut_at_root(s, tick->frames + tt->first_frame,
 					  nframes - tt->first_frame,
 					  &reached_root);
+		kept = hide_wrappers(s, tick->frames + tt->first_frame, kept);
 		nframes = tt->first_frame + kept;
 		if (reached_root)
 			stop_reason = NULL; /* complete, whatever lay beyond */
@@ -466,6 +500,8 @@ struct ws_error *ws_sampler_tick(struct ws_sampler *s,
 
 	struct ws_tick *tick = &s->tick;
 	tick->ntasks = 0;
+	tick->task_noun = s->runtime->caps->task_noun ? s->runtime->caps->task_noun
+						       : "task";
 	tick->start_ns = ws_now_ns();
 	err = take_tasks(s);
 	if (err)

@@ -80,6 +80,8 @@ static inline struct ws_read_context ws_sampler_context(struct ws_sampler *s,
 {
 	return (struct ws_read_context){
 		.live = live, .limit = limit, .random = &s->budget.random,
+		.system_tasks = s->options.system_tasks,
+		.labels = s->options.labels,
 	};
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ws_grow.h"
+#include "ws_hash.h"
 #include "ws_remote_memory.h"
 #include "ws_target.h"
 
@@ -71,17 +72,32 @@ static uint64_t thread_stack_end(struct ws_snapshot_set *set,
 	return m->end;
 }
 
+/* What one range of a batch reads. */
+struct range_owner {
+	size_t snap;
+	const struct ws_task *guard;   /* a guard read, or NULL: the stack */
+};
+
 /* Reads a batch; a short read ends a copy where readable memory ends, and
- * the unwind of that task stops there. */
+ * the unwind of that task stops there. A guard read short or not hashing
+ * as listed fails its snapshot's guard. */
 static void read_ranges(struct ws_snapshot_set *set, pid_t pid,
-			struct ws_remote_range *ranges, const size_t *owner,
-			size_t n)
+			struct ws_remote_range *ranges,
+			const struct range_owner *owner, size_t n)
 {
 	if (n == 0)
 		return;
 	ws_remote_readv(pid, ranges, n);
 	for (size_t r = 0; r < n; r++) {
-		struct ws_snapshot *snap = &set->snaps[owner[r]];
+		struct ws_snapshot *snap = &set->snaps[owner[r].snap];
+		const struct ws_task *guard = owner[r].guard;
+		if (guard) {
+			if (ranges[r].done != ranges[r].size ||
+			    ws_hash_bytes(ranges[r].buf, ranges[r].size, 0) !=
+			    guard->guard_hash)
+				snap->guard_failed = true;
+			continue;
+		}
 		if (ranges[r].done < snap->stack_size)
 			snap->truncated = false;
 		snap->stack_size = ranges[r].done;
@@ -156,6 +172,8 @@ struct ws_error *ws_snapshot_take(struct ws_snapshot_set *set,
 			? ws_target_find_thread(target, task->thread) : NULL;
 		plan(set, &set->snaps[i], task, th, max_stack, &reloaded);
 		total += set->snaps[i].stack_size;
+		if (set->snaps[i].stack_size)
+			total += 2 * (size_t)task->guard_size;
 	}
 
 	/* Exactly what this tick copies, not ws_grow's doubling: the arena
@@ -168,26 +186,37 @@ struct ws_error *ws_snapshot_take(struct ws_snapshot_set *set,
 		set->arena_size = total;
 	}
 
-	/* Second pass: batched reads, 256 ranges per call. */
+	/* Second pass: batched reads, up to 256 ranges per call; a guarded
+	 * task's stack between two reads of its guard, in the same call. */
 	enum { BATCH = 256 };
 	struct ws_remote_range ranges[BATCH];
-	size_t owner[BATCH];
+	struct range_owner owner[BATCH];
 	size_t nranges = 0, offset = 0;
 	for (size_t i = 0; i < tasks->n; i++) {
 		struct ws_snapshot *snap = &set->snaps[i];
+		const struct ws_task *task = &tasks->tasks[i];
 		if (snap->error || !snap->stack_size)
 			continue;
-		snap->stack = set->arena + offset;
-		ranges[nranges] = (struct ws_remote_range){
-			.address = snap->stack_start,
-			.buf = set->arena + offset,
-			.size = snap->stack_size,
-		};
-		owner[nranges++] = i;
-		offset += snap->stack_size;
-		if (nranges == BATCH) {
+		if (nranges + 3 > BATCH) {
 			read_ranges(set, target->pid, ranges, owner, nranges);
 			nranges = 0;
+		}
+		for (int part = 0; part < 3; part++) {
+			bool is_guard = part != 1;
+			if (is_guard && !task->guard_size)
+				continue;
+			size_t size = is_guard ? task->guard_size : snap->stack_size;
+			if (!is_guard)
+				snap->stack = set->arena + offset;
+			ranges[nranges] = (struct ws_remote_range){
+				.address = is_guard ? task->guard_address
+						    : snap->stack_start,
+				.buf = set->arena + offset,
+				.size = size,
+			};
+			owner[nranges++] = (struct range_owner){
+				i, is_guard ? task : NULL };
+			offset += size;
 		}
 	}
 	read_ranges(set, target->pid, ranges, owner, nranges);

@@ -88,7 +88,8 @@ static struct ws_error *retry_changed(struct ws_sampler *s, size_t nretry)
 		size_t i = s->live.retry_index[j];
 		if (verdicts[j] == WS_REREAD_GONE)
 			s->live.drop[i] = true;
-		else if (verdicts[j] == WS_REREAD_CHANGED)
+		else if (verdicts[j] == WS_REREAD_CHANGED ||
+			 s->live.retry_snaps.snaps[j].guard_failed)
 			s->live.rest[s->live.nrest++] = i;
 		else
 			s->snapshots.snaps[i] = s->live.retry_snaps.snaps[j];
@@ -250,8 +251,9 @@ static size_t put_stackless_last(struct ws_task_list *l)
 
 /* A tick that reads the registry and copies the parked tasks while the
  * target runs, then reads every task again: a task whose version, state or
- * saved context changed meanwhile ran while its stack was copied, and the
- * copy may be torn; it is never recorded. Such a task is tried once more
+ * saved context changed meanwhile, or whose guard (ws_task.guard_*) moved
+ * around its own copy, ran while its stack was copied, and the copy may be
+ * torn; it is never recorded. Such a task is tried once more
  * on its own; if it changed again, it is taken with every thread stopped
  * (a short stopped tick for the few that will not hold still). A task that
  * ended meanwhile is dropped. The threads that run a task are stopped one
@@ -309,7 +311,8 @@ struct ws_error *ws_tick_live(struct ws_sampler *s)
 			}
 			s->live.pending_tids[s->live.npending] = t->thread;
 			s->live.pending[s->live.npending++] = i;
-		} else if (s->live.verdicts[i] == WS_REREAD_CHANGED) {
+		} else if (s->live.verdicts[i] == WS_REREAD_CHANGED ||
+			   s->snapshots.snaps[i].guard_failed) {
 			ws_sampler_set_pc_exact(s, t);
 			s->live.retry_index[nretry++] = i;
 		}

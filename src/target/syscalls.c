@@ -1,11 +1,16 @@
 /*
- * System call names (table generated from asm/unistd_64.h at build time) and
- * the blocked-in-a-syscall test on stopped registers.
+ * System call names (table generated from asm/unistd_64.h at build time),
+ * the blocked-in-a-syscall test on stopped registers, and the same question
+ * asked of /proc for a thread that runs.
  */
 #include "ws_syscalls.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "syscall_names.h"
 
@@ -44,4 +49,26 @@ bool ws_syscall_blocked(const struct user_regs_struct *regs, long *nr)
 	default:
 		return false;
 	}
+}
+
+bool ws_syscall_of_thread(pid_t pid, pid_t tid, long *nr)
+{
+	char path[64], text[32];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid,
+		 (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	text[n] = '\0';
+	/* "NR arg1 ... sp pc", "running", or "-1 sp pc" (not in a call). */
+	char *end;
+	long value = strtol(text, &end, 10);
+	if (end == text || value < 0)
+		return false;
+	*nr = value;
+	return true;
 }

@@ -77,9 +77,14 @@ static void check_frame_shape(const cJSON *frame)
 static void check_task_shape(const cJSON *task)
 {
 	static const char *const keys[] = { "id", "name", "thread", "state",
-					    "wait_reason", "error", "frames", NULL };
+					    "wait_reason", "error",
+					    "locked_to_thread", "labels",
+					    "frames", "created_by", NULL };
 	const cJSON *frames = cJSON_GetObjectItem(task, "frames");
 	const cJSON *frame;
+	const cJSON *labels = cJSON_GetObjectItem(task, "labels");
+	const cJSON *label;
+	const cJSON *created = cJSON_GetObjectItem(task, "created_by");
 
 	check_exact_keys(task, keys, "task");
 	cr_assert(e2e_json_is_integer(cJSON_GetObjectItem(task, "id")));
@@ -88,6 +93,19 @@ static void check_task_shape(const cJSON *task)
 	cr_assert(cJSON_IsString(cJSON_GetObjectItem(task, "state")));
 	cr_assert(is_null_or(cJSON_GetObjectItem(task, "wait_reason"), cJSON_IsString));
 	cr_assert(is_null_or(cJSON_GetObjectItem(task, "error"), cJSON_IsString));
+	cr_assert(cJSON_IsBool(cJSON_GetObjectItem(task, "locked_to_thread")));
+	cr_assert(cJSON_IsNull(labels) || cJSON_IsObject(labels));
+	if (cJSON_IsObject(labels))
+		cJSON_ArrayForEach(label, labels)
+			cr_assert(cJSON_IsString(label), "label %s is not a string",
+				  label->string);
+	if (!cJSON_IsNull(created)) {
+		static const char *const created_keys[] = { "function", "file",
+							    "line", "parent", NULL };
+		check_exact_keys(created, created_keys, "created_by");
+		cr_assert(is_null_or(cJSON_GetObjectItem(created, "parent"),
+				     is_integer_cb));
+	}
 	cr_assert(cJSON_IsArray(frames));
 	cJSON_ArrayForEach(frame, frames)
 		check_frame_shape(frame);

@@ -2,15 +2,19 @@
  * End-to-end tests of wallspy on live Go programs (fixtures/go), judged
  * against the one truth nobody here wrote: the Go runtime's own traceback
  * (runtime.Stack(buf, true), which go_fidelity writes on SIGUSR1, parsed by
- * go_traceback.c) and the target's ELF symbol table. Covered here: `dump`
- * fidelity for every parked goroutine (goids, frames, lines, return
- * addresses, wait reasons, "created by"), runtime selection, the no-DWARF
- * error, and dump at 100k goroutines. Recording (the seed's workloads, the
- * pause at 10k goroutines) is in test_e2e_go_record.c.
+ * go_traceback.c and compared by go_fidelity.c) and the target's ELF
+ * symbol table. Every release of the matrix (go_releases.h): `dump`
+ * fidelity for every goroutine (goids, frames, lines, return addresses,
+ * wait reasons, "locked to thread", "created by"; the runtime's own
+ * goroutines hidden unless asked for), goroutine labels, runtime
+ * selection, every frame named, the running goroutine's stack. The oldest
+ * and newest release: the text dump's "created by", dump at 100k
+ * goroutines. The no-DWARF error.
+ * Recording (the seed's workloads, the pause at 10k goroutines) is in
+ * test_e2e_go_record.c.
  */
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,16 +26,16 @@
 
 #include "e2e_util.h"
 #include "elf_util.h"
-#include "wallspy_run.h"
+#include "go_fidelity.h"
+#include "go_releases.h"
 #include "go_traceback.h"
+#include "speedscope_view.h"
+#include "wallspy_run.h"
 
 /* Timing-sensitive (the 100k dump is timed) and CPU-heavy: one at a time. */
 E2E_SERIAL_TESTS()
 
 enum {
-	/* Go 1.19's traceback walks at most this many physical frames
-	 * (_TracebackMaxFrames); deeper frames are never printed. */
-	GO_MAX_FRAMES = 100,
 	/* go_fidelity.go: recurseTruncated/recurseElided depth. */
 	ELIDED_DEPTH = 150,
 	/* go_fidelity.go's table: goroutines parked by construction. */
@@ -40,40 +44,35 @@ enum {
 
 /* ---- fixtures ---- */
 
-/* Path of Go fixture NAME; skips the test when the Go fixtures were not
- * built (no `go` at configure time). */
-static const char *go_fixture(const char *name)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "go/%s", name);
-	return e2e_need_fixture(path);
-}
-
 /* A running fixture: stdout piped (for "ready"/"dumped"), registered with
  * e2e_util so .fini kills it on any failure. */
 struct go_target {
 	struct e2e_proc proc;
+	const char *path;
 	const char *dump_path;   /* go_fidelity's DUMPFILE, or NULL */
 };
 
 /* Starts fixture `name` with args and waits for its "ready pid=PID". */
-static struct go_target start_go(const char *name, const char *const args[],
-				 int ready_timeout_ms)
+static struct go_target start_go(const char *release, const char *name,
+				 const char *const args[], int ready_timeout_ms)
 {
 	char path[64];
 
-	snprintf(path, sizeof(path), "go/%s", name);
+	e2e_need_go_fixture(release, name);
+	if (release)
+		snprintf(path, sizeof(path), "go/go%s/%s", release, name);
+	else
+		snprintf(path, sizeof(path), "go/%s", name);
 	return (struct go_target){ e2e_start_go(path, args, ready_timeout_ms),
-				   NULL };
+				   e2e_need_go_fixture(release, name), NULL };
 }
 
 /* go_fidelity with its dump file in a fresh temporary directory. */
-static struct go_target start_fidelity(void)
+static struct go_target start_fidelity(const char *release)
 {
 	const char *dump = e2e_path(e2e_tmpdir(), "go-stacks.txt");
 	const char *args[] = { dump, NULL };
-	struct go_target t = start_go("go_fidelity", args, 30000);
+	struct go_target t = start_go(release, "go_fidelity", args, 30000);
 
 	t.dump_path = dump;
 	return t;
@@ -110,12 +109,12 @@ static void stop_go_healthy(struct go_target *t)
 
 /* ---- running wallspy ---- */
 
-/* `wallspy dump --json [--runtime RUNTIME] PID`, parsed. */
-static cJSON *dump_json(pid_t pid, const char *runtime)
+/* `wallspy dump --json [OPTION [VALUE]] PID`, parsed. */
+static cJSON *dump_json(pid_t pid, const char *option, const char *value)
 {
-	const char *with_runtime[] = { "--runtime", runtime, NULL };
+	const char *opts[] = { option, value, NULL };
 
-	return e2e_dump_json(pid, runtime ? with_runtime : NULL);
+	return e2e_dump_json(pid, option ? opts : NULL);
 }
 
 static const char *str_of(const cJSON *obj, const char *key)
@@ -130,483 +129,36 @@ static long long_of(const cJSON *obj, const char *key)
 	return cJSON_IsNumber(item) ? (long)item->valuedouble : -1;
 }
 
-/* ---- the target's symbol table (for return-address checks) ---- */
-
-/* Entry of function `name` (tests/lib/elf_util: assembly carries ".abi0"
- * in .symtab). Go's fixtures are static, not PIE: link-time addresses are
- * run-time ones. */
-static bool symtab_entry(const struct e2e_symtab *st, const char *name,
-			 unsigned long *entry)
+/* Whether a dump task has a frame named fn. */
+static bool task_has_frame(const cJSON *task, const char *fn)
 {
-	const struct e2e_sym *sym = e2e_symtab_find(st, name);
+	const cJSON *frame;
 
-	if (!sym || !sym->is_function)
-		return false;
-	*entry = sym->value;
-	return true;
-}
+	cJSON_ArrayForEach(frame, cJSON_GetObjectItem(task, "frames")) {
+		const char *f = str_of(frame, "function");
 
-/* ---- wallspy's goroutines ---- */
-
-struct ws_frame_view {
-	char *name;           /* generics normalized to "[...]" as Go prints
-	                         them; NULL when unsymbolized */
-	const char *raw_name; /* as wallspy printed it (the DWARF name) */
-	const char *file;
-	long line;
-	bool inlined;
-	unsigned long address;
-};
-
-struct ws_goroutine {
-	long id;
-	const char *state;
-	const char *wait_reason;
-	const char *error;
-	struct ws_frame_view *frames;   /* innermost first */
-	size_t nframes;
-};
-
-/*
- * Go prints a generic function's type arguments as "[...]"; DWARF (and so
- * wallspy) spells the shape: "main.parkGeneric[go.shape.int_0]". Replaces
- * every outermost bracket group with "[...]".
- */
-static char *normalize_generics(const char *name)
-{
-	size_t len = strlen(name);
-	char *out = malloc(len + 6);
-	size_t o = 0;
-
-	cr_assert_not_null(out);
-	for (size_t i = 0; i < len; i++) {
-		if (name[i] != '[') {
-			out[o++] = name[i];
-			continue;
-		}
-		int depth = 0;
-		size_t j = i;
-		for (; j < len; j++) {
-			depth += name[j] == '[' ? 1 : name[j] == ']' ? -1 : 0;
-			if (depth == 0)
-				break;
-		}
-		memcpy(out + o, "[...]", 5);
-		o += 5;
-		i = j;          /* at the matching ']' (or the end) */
+		if (f && strcmp(f, fn) == 0)
+			return true;
 	}
-	out[o] = '\0';
-	return out;
+	return false;
 }
 
-static struct ws_goroutine *load_ws_goroutines(const cJSON *root, size_t *count)
+/* ---- fidelity ---- */
+
+/* The deep fixtures: wallspy must have all 150 recursive frames where Go
+ * cut or elided some. Returns how many deep goroutines were checked. */
+static size_t check_deep_stacks(const struct ws_go_traceback *tb,
+				const struct go_dump *dump)
 {
-	const cJSON *tasks = cJSON_GetObjectItem(root, "tasks");
-	size_t n = (size_t)cJSON_GetArraySize(tasks), i = 0;
-	struct ws_goroutine *gs = calloc(n ? n : 1, sizeof(*gs));
-	const cJSON *task;
+	size_t checked = 0;
 
-	cr_assert_not_null(gs);
-	cJSON_ArrayForEach(task, tasks) {
-		struct ws_goroutine *g = &gs[i++];
-		const cJSON *frames = cJSON_GetObjectItem(task, "frames");
-		const cJSON *frame;
-		size_t k = 0;
-
-		g->id = long_of(task, "id");
-		g->state = str_of(task, "state");
-		g->wait_reason = str_of(task, "wait_reason");
-		g->error = str_of(task, "error");
-		g->nframes = (size_t)cJSON_GetArraySize(frames);
-		g->frames = calloc(g->nframes ? g->nframes : 1, sizeof(*g->frames));
-		cr_assert_not_null(g->frames);
-		cJSON_ArrayForEach(frame, frames) {
-			struct ws_frame_view *f = &g->frames[k++];
-			const char *fn = str_of(frame, "function");
-			const char *address = str_of(frame, "address");
-
-			f->raw_name = fn;
-			f->name = fn ? normalize_generics(fn) : NULL;
-			f->file = str_of(frame, "file");
-			f->line = long_of(frame, "line");
-			f->inlined = cJSON_IsTrue(cJSON_GetObjectItem(frame, "inlined"));
-			f->address = address ? strtoul(address, NULL, 16) : 0;
-		}
-	}
-	*count = n;
-	return gs;
-}
-
-static void free_ws_goroutines(struct ws_goroutine *gs, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		for (size_t k = 0; k < gs[i].nframes; k++)
-			free(gs[i].frames[k].name);
-		free(gs[i].frames);
-	}
-	free(gs);
-}
-
-static const struct ws_goroutine *find_ws(const struct ws_goroutine *gs,
-					  size_t n, long id)
-{
-	for (size_t i = 0; i < n; i++)
-		if (gs[i].id == id)
-			return &gs[i];
-	return NULL;
-}
-
-/* The goroutine's entry: the frame just inside runtime.goexit (Go's
- * startpc function, or the compiler's go-statement wrapper), or NULL. */
-static const char *entry_function(const struct ws_goroutine *g)
-{
-	for (size_t k = 1; k < g->nframes; k++)
-		if (g->frames[k].name && strcmp(g->frames[k].name, "runtime.goexit") == 0)
-			return g->frames[k - 1].name;
-	return NULL;
-}
-
-/* ---- printing chains (for mismatch reports) ---- */
-
-struct strbuf {
-	char *s;
-	size_t len, cap;
-};
-
-static void sb_printf(struct strbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void sb_printf(struct strbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-
-	for (;;) {
-		size_t room = b->cap - b->len;
-
-		va_start(ap, fmt);
-		int n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
-		va_end(ap);
-		if (n >= 0 && (size_t)n < room) {
-			b->len += (size_t)n;
-			return;
-		}
-		b->cap = b->cap ? 2 * b->cap + (size_t)n : 256 + (size_t)n;
-		b->s = realloc(b->s, b->cap);
-		cr_assert_not_null(b->s);
-	}
-}
-
-/* "a:12 <- b:7 (inl) <- c:3 x97 <- ..." innermost first; runs of equal
- * frames collapsed. */
-static void chain_text_go(struct strbuf *b, const struct ws_go_goroutine *g)
-{
-	for (size_t k = 0; k < g->nframes;) {
-		size_t run = 1;
-
-		while (k + run < g->nframes &&
-		       strcmp(g->frames[k + run].function, g->frames[k].function) == 0)
-			run++;
-		sb_printf(b, "%s%s:%d%s", k ? " <- " : "", g->frames[k].function,
-			  g->frames[k].line, g->frames[k].inlined ? " (inl)" : "");
-		if (run > 1)
-			sb_printf(b, " x%zu", run);
-		k += run;
-	}
-	if (g->frames_elided)
-		sb_printf(b, " <- ...elided...");
-}
-
-static void chain_text_ws(struct strbuf *b, const struct ws_goroutine *g)
-{
-	for (size_t k = 0; k < g->nframes;) {
-		size_t run = 1;
-		const char *name = g->frames[k].name ? g->frames[k].name : "?";
-
-		while (k + run < g->nframes && g->frames[k + run].name &&
-		       strcmp(g->frames[k + run].name, name) == 0)
-			run++;
-		sb_printf(b, "%s%s:%ld%s", k ? " <- " : "", name,
-			  g->frames[k].line, g->frames[k].inlined ? " (inl)" : "");
-		if (run > 1)
-			sb_printf(b, " x%zu", run);
-		k += run;
-	}
-	if (g->error)
-		sb_printf(b, " [error: %s]", g->error);
-}
-
-/* ---- frame matching ---- */
-
-static bool is_parked(const char *go_state)
-{
-	return strcmp(go_state, "running") != 0 && strcmp(go_state, "runnable") != 0;
-}
-
-/* Go's traceback hides unexported runtime functions (showfuncinfo:
- * "runtime." prefix unless the next character is upper case). */
-static bool hidden_runtime_frame(const char *name)
-{
-	return strncmp(name, "runtime.", 8) == 0 &&
-	       !(name[8] >= 'A' && name[8] <= 'Z');
-}
-
-/* A compiler-made closure name: "...funcN". */
-static bool is_funcN(const char *name)
-{
-	return e2e_match(name, "\\.func[0-9]+$");
-}
-
-static bool same_location(const struct ws_go_frame *gf,
-			  const struct ws_frame_view *wf)
-{
-	return wf->file && strcmp(gf->file, wf->file) == 0 && gf->line == wf->line;
-}
-
-/* Greedy subsequence match of Go's frames in wallspy's: map[i] = index in
- * ws of Go frame i. by_location: also file:line must agree. Greedy is exact
- * for "is a subsequence" with a fixed equality. */
-static bool match_frames(const struct ws_go_goroutine *go,
-			 const struct ws_goroutine *ws, bool by_location,
-			 size_t *map)
-{
-	size_t j = 0;
-
-	for (size_t i = 0; i < go->nframes; i++) {
-		const struct ws_go_frame *gf = &go->frames[i];
-
-		while (j < ws->nframes &&
-		       !(ws->frames[j].name &&
-			 strcmp(ws->frames[j].name, gf->function) == 0 &&
-			 (!by_location || same_location(gf, &ws->frames[j]))))
-			j++;
-		if (j == ws->nframes)
-			return false;
-		map[i] = j++;
-	}
-	return true;
-}
-
-/* The kinds of disagreement between Go's traceback and wallspy's dump. */
-enum mismatch_kind {
-	MM_MISSING,       /* goroutine absent from wallspy's dump */
-	MM_STATE,         /* wait reason / status differs */
-	MM_FRAMES,        /* a Go frame missing or out of order */
-	MM_LINE,          /* same functions, a file:line differs */
-	MM_INLINED,       /* inlined marker differs */
-	MM_PC,            /* return address != entry + Go's +0x offset */
-	MM_EXTRA_FRAME,   /* a frame Go would have printed but did not */
-	MM_KINDS
-};
-
-static const char *const mismatch_names[MM_KINDS] = {
-	"goroutine missing from wallspy", "state/wait reason", "frames",
-	"file:line", "inlined marker", "return address", "unexplained extra frame",
-};
-
-/* Compares one goroutine; appends the reasons to why; returns the set of
- * mismatch kinds (bit per kind). */
-static unsigned compare_goroutine(const struct ws_go_goroutine *go,
-				  const struct ws_goroutine *ws,
-				  const struct e2e_symtab *st, struct strbuf *why)
-{
-	unsigned kinds = 0;
-	size_t *map = calloc(go->nframes + 1, sizeof(*map));
-
-	cr_assert_not_null(map);
-
-	/* State: Go's bracket is the wait reason of a waiting goroutine and
-	 * the status otherwise ("syscall"). */
-	const char *ws_state = ws->state ? ws->state : "(null)";
-	if (strcmp(ws_state, "waiting") == 0)
-		ws_state = ws->wait_reason ? ws->wait_reason : "(no reason)";
-	if (strcmp(go->state, ws_state) != 0) {
-		kinds |= 1u << MM_STATE;
-		sb_printf(why, " state: Go [%s], wallspy [%s%s%s];", go->state,
-			  ws->state ? ws->state : "(null)",
-			  ws->wait_reason ? ": " : "",
-			  ws->wait_reason ? ws->wait_reason : "");
-	}
-
-	if (!match_frames(go, ws, true, map)) {
-		if (match_frames(go, ws, false, map)) {
-			kinds |= 1u << MM_LINE;
-			for (size_t i = 0; i < go->nframes; i++) {
-				const struct ws_frame_view *wf = &ws->frames[map[i]];
-
-				if (!same_location(&go->frames[i], wf))
-					sb_printf(why, " %s: Go %s:%d, wallspy %s:%ld;",
-						  go->frames[i].function,
-						  go->frames[i].file, go->frames[i].line,
-						  wf->file ? wf->file : "?", wf->line);
-			}
-		} else {
-			kinds |= 1u << MM_FRAMES;
-			sb_printf(why, " Go's frames are not a subsequence of wallspy's;");
-			free(map);
-			return kinds;
-		}
-	}
-
-	bool *matched = calloc(ws->nframes + 1, sizeof(*matched));
-	cr_assert_not_null(matched);
-	for (size_t i = 0; i < go->nframes; i++) {
-		const struct ws_go_frame *gf = &go->frames[i];
-		const struct ws_frame_view *wf = &ws->frames[map[i]];
-
-		matched[map[i]] = true;
-		if (gf->inlined != wf->inlined) {
-			kinds |= 1u << MM_INLINED;
-			sb_printf(why, " %s: inlined Go %d wallspy %d;", gf->function,
-				  gf->inlined, wf->inlined);
-		}
-		/* Go prints +0x(pc - entry) with pc the return address (frame
-		 * pc, not pc-1); wallspy's address is that pc. */
-		unsigned long entry;
-		if (gf->has_pc_offset && !wf->inlined && wf->raw_name &&
-		    symtab_entry(st, wf->raw_name, &entry) &&
-		    wf->address - entry != gf->pc_offset) {
-			kinds |= 1u << MM_PC;
-			sb_printf(why, " %s: Go +%#lx, wallspy %#lx = entry %#lx + %#lx;",
-				  gf->function, gf->pc_offset, wf->address, entry,
-				  wf->address - entry);
-		}
-	}
-
-	/* Every wallspy frame Go did not print must be one Go hides: an
-	 * unexported runtime function, the go statement's wrapper (the
-	 * "...funcN" just inside runtime.goexit), or a frame beyond the 100
-	 * physical frames Go's traceback walks. */
-	size_t physical = 0;
-	for (size_t k = 0; k < ws->nframes; k++) {
-		const struct ws_frame_view *wf = &ws->frames[k];
-		bool beyond_go = physical >= GO_MAX_FRAMES;
-
-		if (!wf->inlined)
-			physical++;
-		if (matched[k] || beyond_go)
-			continue;
-		if (wf->name && hidden_runtime_frame(wf->name))
-			continue;
-		if (wf->name && is_funcN(wf->name) && k + 1 < ws->nframes &&
-		    ws->frames[k + 1].name &&
-		    strcmp(ws->frames[k + 1].name, "runtime.goexit") == 0)
-			continue;
-		kinds |= 1u << MM_EXTRA_FRAME;
-		sb_printf(why, " extra frame #%zu %s (%#lx);", k,
-			  wf->name ? wf->name : "(unsymbolized)", wf->address);
-	}
-	free(matched);
-	free(map);
-	return kinds;
-}
-
-/*
- * 1. Fidelity against the Go runtime. wallspy's `dump --json` of
- * go_fidelity, then Go's own runtime.Stack(all) of the same process
- * (SIGUSR1), compared goroutine by goroutine:
- *  - every goid Go prints is in wallspy's dump; wallspy's extra goroutines
- *    are the ones runtime.Stack(all) hides: system goroutines, whose entry
- *    (startpc) is in package runtime (Go's isSystemGoroutine rule);
- *  - for every parked goroutine (Go's state neither running nor runnable):
- *    the wait reason equals Go's bracket (for status "syscall": wallspy's
- *    state); Go's frames appear in wallspy's, in order, with the same
- *    function (generics normalized to "[...]"), file:line, inlined marker,
- *    and return address (wallspy's address = the function's .symtab entry +
- *    Go's "+0x" offset); every wallspy frame Go did not print is one Go
- *    hides (unexported runtime.*, the go statement's funcN wrapper) or lies
- *    beyond the 100 physical frames Go walks (the deep fixtures, where Go
- *    cuts silently at 97 printed frames or says "...elided...": wallspy
- *    must have all 150).
- * At least 99 % of parked goroutines must match exactly; every mismatch is
- * printed with both chains.
- */
-Test(e2e_go, fidelity_parked_goroutines, .timeout = 120, .fini = e2e_cleanup)
-{
-	struct go_target t = start_fidelity();
-	cJSON *root = dump_json(t.proc.pid, NULL);
-	struct ws_go_traceback *tb = go_own_traceback(&t);
-	struct e2e_symtab st = e2e_symtab_load(go_fixture("go_fidelity"));
-	size_t nws;
-	struct ws_goroutine *ws = load_ws_goroutines(root, &nws);
-	size_t parked = 0, exact = 0, missing = 0, extra_bad = 0, nextra = 0;
-	size_t kind_count[MM_KINDS] = { 0 };
-
-	cr_assert_str_eq(str_of(root, "runtime"), "go");
-	cr_log_info("Go printed %zu goroutines, wallspy listed %zu",
-		    tb->ngoroutines, nws);
-
-	for (size_t i = 0; i < tb->ngoroutines; i++) {
-		const struct ws_go_goroutine *go = &tb->goroutines[i];
-		const struct ws_goroutine *w = find_ws(ws, nws, go->goid);
-		struct strbuf why = { 0 }, gochain = { 0 }, wschain = { 0 };
-
-		if (!w) {
-			missing++;
-			kind_count[MM_MISSING]++;
-			chain_text_go(&gochain, go);
-			cr_log_error("goroutine %ld [%s]: missing from wallspy's dump; "
-				     "Go: %s", go->goid, go->raw_state, gochain.s);
-			free(gochain.s);
-			if (is_parked(go->state))
-				parked++;
-			continue;
-		}
-		if (!is_parked(go->state))
-			continue;
-		parked++;
-		unsigned kinds = compare_goroutine(go, w, &st, &why);
-		if (!kinds) {
-			exact++;
-			continue;
-		}
-		for (int k = 0; k < MM_KINDS; k++)
-			if (kinds & (1u << k))
-				kind_count[k]++;
-		chain_text_go(&gochain, go);
-		chain_text_ws(&wschain, w);
-		cr_log_error("goroutine %ld mismatch:%s\n    Go [%s]: %s\n    wallspy [%s%s%s]: %s",
-			     go->goid, why.s, go->raw_state, gochain.s,
-			     w->state ? w->state : "?", w->wait_reason ? ": " : "",
-			     w->wait_reason ? w->wait_reason : "", wschain.s);
-		free(why.s);
-		free(gochain.s);
-		free(wschain.s);
-	}
-
-	/* The goroutines runtime.Stack(all) hides. */
-	for (size_t i = 0; i < nws; i++) {
-		const char *entry;
-
-		if (ws_go_traceback_find(tb, ws[i].id))
-			continue;
-		nextra++;
-		entry = entry_function(&ws[i]);
-		if (entry && strncmp(entry, "runtime.", 8) == 0) {
-			cr_log_info("goroutine %ld [%s%s%s] only in wallspy's dump: "
-				    "system goroutine, entry %s", ws[i].id,
-				    ws[i].state ? ws[i].state : "?",
-				    ws[i].wait_reason ? ": " : "",
-				    ws[i].wait_reason ? ws[i].wait_reason : "", entry);
-			continue;
-		}
-		extra_bad++;
-		struct strbuf wschain = { 0 };
-		chain_text_ws(&wschain, &ws[i]);
-		cr_log_error("goroutine %ld only in wallspy's dump, but its entry %s "
-			     "is not in package runtime (Go would have printed it): %s",
-			     ws[i].id, entry ? entry : "(none)", wschain.s);
-		free(wschain.s);
-	}
-
-	/* Deep stacks: Go's cut, wallspy's whole. */
-	size_t deep_checked = 0;
 	for (size_t i = 0; i < tb->ngoroutines; i++) {
 		const struct ws_go_goroutine *go = &tb->goroutines[i];
 		const char *fn = ws_go_goroutine_find_frame(go, "main.recurseTruncated") >= 0
 					 ? "main.recurseTruncated"
 				 : ws_go_goroutine_find_frame(go, "main.recurseElided") >= 0
 					 ? "main.recurseElided" : NULL;
-		const struct ws_goroutine *w = find_ws(ws, nws, go->goid);
+		const struct go_dump_goroutine *w = go_dump_find(dump, go->goid);
 		size_t go_count = 0, ws_count = 0;
 
 		if (!fn || !w)
@@ -617,41 +169,117 @@ Test(e2e_go, fidelity_parked_goroutines, .timeout = 120, .fini = e2e_cleanup)
 			ws_count += w->frames[k].name && strcmp(w->frames[k].name, fn) == 0;
 		cr_log_info("goroutine %ld: Go printed %zu %s%s, wallspy %zu",
 			    go->goid, go_count, fn,
-			    go->frames_elided ? " + \"...elided...\"" : " (cut silently)",
+			    go->frames_elided ? " and an elision line" : " (cut silently)",
 			    ws_count);
 		cr_expect_eq(ws_count, ELIDED_DEPTH,
 			     "goroutine %ld: wallspy has %zu %s frames, the stack has %d",
 			     go->goid, ws_count, fn, ELIDED_DEPTH);
 		cr_expect_lt(go_count, ws_count);
-		deep_checked++;
+		checked++;
 	}
+	return checked;
+}
 
-	double rate = parked ? (double)exact / (double)parked : 0;
-	cr_log_info("fidelity: %zu of %zu parked goroutines match Go exactly "
-		    "(%.1f %%); %zu goroutines only in wallspy's dump (system), "
-		    "%zu deep stacks checked", exact, parked, 100 * rate, nextra,
-		    deep_checked);
-	for (int k = 0; k < MM_KINDS; k++)
-		if (kind_count[k])
-			cr_log_info("  mismatch kind \"%s\": %zu goroutines",
-				    mismatch_names[k], kind_count[k]);
+/* The goroutines go_fidelity blocks in read(2) on a pipe (pipesyscall,
+ * deepelided: 6 by construction) show the call and their thread, as
+ * wallspy shows an OS thread's: "[syscall: read] thread TID". Returns how
+ * many were checked. */
+static size_t check_syscall_goroutines(const cJSON *root)
+{
+	const cJSON *task;
+	size_t n = 0;
 
-	cr_expect_eq(missing, 0, "%zu goroutines of Go's dump missing in wallspy's",
-		     missing);
-	cr_expect_eq(extra_bad, 0, "%zu non-system goroutines only in wallspy's",
-		     extra_bad);
-	cr_expect_eq(deep_checked, 4, "expected 4 deep goroutines, found %zu",
-		     deep_checked);
-	cr_assert_geq(parked, FIDELITY_PARKED, "only %zu parked goroutines in "
-		      "Go's dump (the fixture parks %d)", parked, FIDELITY_PARKED);
-	cr_assert_geq(rate, 0.99, "only %zu of %zu parked goroutines match "
-		      "(%.1f %%, need 99 %%)", exact, parked, 100 * rate);
+	cJSON_ArrayForEach(task, cJSON_GetObjectItem(root, "tasks")) {
+		if (!task_has_frame(task, "main.parkPipeRead") &&
+		    !task_has_frame(task, "main.parkDeepElided"))
+			continue;
+		n++;
+		cr_expect_str_eq(str_of(task, "state"), "syscall", "goroutine %ld",
+				 long_of(task, "id"));
+		const char *reason = str_of(task, "wait_reason");
+		cr_expect(reason && strcmp(reason, "read") == 0,
+			  "goroutine %ld: system call %s, not read",
+			  long_of(task, "id"), reason ? reason : "(none)");
+		cr_expect_gt(long_of(task, "thread"), 0, "goroutine %ld: no thread",
+			     long_of(task, "id"));
+	}
+	return n;
+}
 
-	free_ws_goroutines(ws, nws);
+/*
+ * 1. Fidelity against the Go runtime, on every release. wallspy's `dump
+ * --json` of go_fidelity, then Go's own runtime.Stack(all) of the same
+ * process (SIGUSR1), compared by go_fidelity_compare (tests/lib: same
+ * goroutines; per goroutine the same "created by"; per parked goroutine
+ * the same state, "locked to thread", and Go's frames in wallspy's with
+ * the same functions, lines, inlined markers and return addresses, nothing
+ * Go would print left out, and where Go elided frames exactly as many).
+ * runtime.Stack leaves out the runtime's own goroutines (Go's
+ * isSystemGoroutine), and so does wallspy by default: the two sets must be
+ * equal. With --system-tasks wallspy lists them too: then the extra
+ * ones must all start in package runtime. The deep fixtures must have all
+ * 150 frames; the goroutines blocked in read(2) must say "read". At least 99 % of parked goroutines must match exactly.
+ */
+static void check_fidelity(const char *release)
+{
+	struct go_target t = start_fidelity(release);
+	cJSON *root = dump_json(t.proc.pid, NULL, NULL);
+	struct ws_go_traceback *tb = go_own_traceback(&t);
+	struct e2e_symtab st = e2e_symtab_load(t.path);
+	struct go_dump dump = go_dump_load(root);
+	const struct go_fidelity_options plain = { 0 };
+	struct go_fidelity r;
+
+	cr_assert_str_eq(str_of(root, "runtime"), "go");
+	go_fidelity_compare(tb, &dump, &st, &plain, &r);
+	go_fidelity_log(&r, release);
+	size_t deep = check_deep_stacks(tb, &dump);
+
+	cr_expect_eq(r.kinds[GO_MM_MISSING], 0, "%zu goroutines of Go's dump "
+		     "missing in wallspy's", r.kinds[GO_MM_MISSING]);
+	cr_expect_eq(r.kinds[GO_MM_EXTRA], 0, "%zu goroutines only in wallspy's "
+		     "(system goroutines must be hidden by default)",
+		     r.kinds[GO_MM_EXTRA]);
+	cr_expect_eq(r.kinds[GO_MM_CREATED_BY], 0, "%zu \"created by\" differ",
+		     r.kinds[GO_MM_CREATED_BY]);
+	cr_expect_eq(deep, 4, "expected 4 deep goroutines, found %zu", deep);
+	size_t in_read = check_syscall_goroutines(root);
+	cr_expect_eq(in_read, 6, "expected 6 goroutines in read(2), found %zu",
+		     in_read);
+	cr_assert_geq(r.parked, FIDELITY_PARKED, "only %zu parked goroutines in "
+		      "Go's dump (the fixture parks %d)", r.parked, FIDELITY_PARKED);
+	cr_assert_geq((double)r.exact, 0.99 * (double)r.parked,
+		      "only %zu of %zu parked goroutines match", r.exact, r.parked);
+
+	/* The runtime's own goroutines, on request. */
+	cJSON *all = dump_json(t.proc.pid, "--system-tasks", NULL);
+	struct go_dump all_dump = go_dump_load(all);
+	const struct go_fidelity_options system = { .allow_system_extra = true };
+	struct go_fidelity ra;
+
+	go_fidelity_compare(tb, &all_dump, &st, &system, &ra);
+	cr_log_info("%s --system-tasks: %zu goroutines, %zu of them the "
+		    "runtime's", release, ra.ws_goroutines,
+		    ra.ws_goroutines - ra.go_goroutines);
+	cr_expect_eq(ra.kinds[GO_MM_MISSING] + ra.kinds[GO_MM_EXTRA], 0,
+		     "--system-tasks: %zu missing, %zu extra not in package "
+		     "runtime", ra.kinds[GO_MM_MISSING], ra.kinds[GO_MM_EXTRA]);
+	cr_expect_gt(ra.ws_goroutines, ra.go_goroutines,
+		     "--system-tasks shows no goroutine of the runtime");
+
+	go_dump_free(&all_dump);
+	go_dump_free(&dump);
 	e2e_symtab_free(&st);
 	ws_go_traceback_destroy(tb);
 	stop_go_healthy(&t);
 }
+
+#define FIDELITY_TEST(id, release)                                          \
+	Test(e2e_go, fidelity_go##id, .timeout = 120, .fini = e2e_cleanup)  \
+	{                                                                   \
+		check_fidelity(release);                                    \
+	}
+WS_GO_RELEASES(FIDELITY_TEST)
 
 /* ---- "created by" in the text dump ---- */
 
@@ -660,10 +288,11 @@ struct created_by {
 	char *function;       /* NULL: no "created by" line */
 	char *file;
 	long line;
+	long goid;            /* "in goroutine N"; -1 when not printed */
 };
 
-/* Parses `wallspy dump` text: per "task ID ..." block, its "    created by
- * F (FILE:LINE)" line. */
+/* Parses `wallspy dump` text: per "goroutine ID ..." block, its "    created
+ * by F[ in goroutine N] (FILE:LINE)" line. */
 static struct created_by *parse_created_by(const char *text, size_t *count)
 {
 	size_t n = 0, cap = 256;
@@ -675,13 +304,14 @@ static struct created_by *parse_created_by(const char *text, size_t *count)
 		const char *end = strchr(line, '\n');
 		size_t len = end ? (size_t)(end - line) : strlen(line);
 
-		if (strncmp(line, "task ", 5) == 0) {
+		if (strncmp(line, "goroutine ", 10) == 0) {
 			if (n == cap) {
 				cap *= 2;
 				out = realloc(out, cap * sizeof(*out));
 				cr_assert_not_null(out);
 			}
-			out[n++] = (struct created_by){ .id = strtol(line + 5, NULL, 10) };
+			out[n++] = (struct created_by){ .id = strtol(line + 10, NULL, 10),
+							.goid = -1 };
 		} else if (n && len > 15 && strncmp(line, "    created by ", 15) == 0) {
 			char *copy = strndup(line + 15, len - 15);
 			char *paren = strstr(copy, " (");
@@ -692,7 +322,12 @@ static struct created_by *parse_created_by(const char *text, size_t *count)
 			cr_assert_not_null(paren, "\"created by\" without a location: %s",
 					   copy);
 			*paren = '\0';
-			c->function = normalize_generics(copy);
+			char *in = strstr(copy, " in goroutine ");
+			if (in) {
+				c->goid = strtol(in + 14, NULL, 10);
+				*in = '\0';
+			}
+			c->function = go_normalize_generics(copy);
 			char *loc = paren + 2;
 			char *colon = strrchr(loc, ':');
 			if (colon) {
@@ -709,15 +344,17 @@ static struct created_by *parse_created_by(const char *text, size_t *count)
 }
 
 /*
- * 2. "created by": the text dump's "    created by F (FILE:LINE)" against
- * Go's "created by F / FILE:LINE", for every goroutine Go printed (the
- * creator never changes, so running ones count too): same function, same
- * file and line (Go prints the go statement's line: gopc symbolized one
- * byte back, as wallspy does); no line where Go prints none (goroutine 1).
+ * 2. "created by" in the text dump, oldest and newest release: "    created
+ * by F[ in goroutine N] (FILE:LINE)" against Go's "created by F[ in
+ * goroutine N] / FILE:LINE", for every goroutine Go printed (the creator
+ * never changes, so running ones count too): same function, same file and
+ * line (Go prints the go statement's line: gopc symbolized one byte back,
+ * as wallspy does), the same creating goroutine where Go names it (Go >=
+ * 1.21 keeps g.parentGoid); no line where Go prints none (goroutine 1).
  */
-Test(e2e_go, created_by_matches_go, .timeout = 120, .fini = e2e_cleanup)
+static void check_created_by_text(const char *release)
 {
-	struct go_target t = start_fidelity();
+	struct go_target t = start_fidelity(release);
 	struct e2e_result res = e2e_run_dump(t.proc.pid, NULL, NULL, 0, 60000);
 	struct ws_go_traceback *tb = go_own_traceback(&t);
 	size_t n, compared = 0, name_bad = 0, loc_bad = 0;
@@ -742,7 +379,7 @@ Test(e2e_go, created_by_matches_go, .timeout = 120, .fini = e2e_cleanup)
 			}
 			continue;
 		}
-		char *want = normalize_generics(go->created_by);
+		char *want = go_normalize_generics(go->created_by);
 		if (!c->function || strcmp(c->function, want) != 0) {
 			name_bad++;
 			cr_log_error("goroutine %ld [%s]: Go \"created by %s\", wallspy %s%s",
@@ -750,12 +387,14 @@ Test(e2e_go, created_by_matches_go, .timeout = 120, .fini = e2e_cleanup)
 				     c->function ? "\"created by " : "(none)",
 				     c->function ? c->function : "");
 		} else if (!c->file || strcmp(c->file, go->created_by_file) != 0 ||
-			   c->line != go->created_by_line) {
+			   c->line != go->created_by_line ||
+			   c->goid != go->created_by_goid) {
 			loc_bad++;
-			cr_log_error("goroutine %ld: created by %s at Go %s:%d, wallspy %s:%ld",
-				     go->goid, want, go->created_by_file,
-				     go->created_by_line, c->file ? c->file : "?",
-				     c->line);
+			cr_log_error("goroutine %ld: created by %s in goroutine %ld at Go "
+				     "%s:%d, wallspy in goroutine %ld at %s:%ld",
+				     go->goid, want, go->created_by_goid,
+				     go->created_by_file, go->created_by_line, c->goid,
+				     c->file ? c->file : "?", c->line);
 		}
 		free(want);
 	}
@@ -776,6 +415,128 @@ Test(e2e_go, created_by_matches_go, .timeout = 120, .fini = e2e_cleanup)
 	stop_go_healthy(&t);
 }
 
+#define CREATED_BY_TEST(id, release)                                        \
+	Test(e2e_go, created_by_text_go##id, .timeout = 120,                \
+	     .fini = e2e_cleanup)                                           \
+	{                                                                   \
+		check_created_by_text(release);                             \
+	}
+WS_GO_ENDS(CREATED_BY_TEST)
+
+/* ---- goroutine labels ---- */
+
+/* go_labels.go's table: the goroutines' functions and their labels by
+ * construction ("k=v k=v", sorted by key; "" for none). */
+static const struct {
+	const char *function;
+	int copies;
+	const char *labels;
+} label_kinds[] = {
+	{ "main.parkUsers", 4, "handler=/api/users tenant=t1" },
+	{ "main.parkOrders", 3, "handler=/api/orders" },
+	{ "main.parkMany", 2, "k00=v00 k01=v01 k02=v02 k03=v03 k04=v04 k05=v05 "
+			      "k06=v06 k07=v07 k08=v08 k09=v09 k10=v10 k11=v11" },
+	{ "main.parkChild", 2, "handler=/api/users tenant=t1" },
+	{ "main.parkSet", 1, "handler=/set" },
+	{ "main.parkPlain", 2, "" },
+};
+
+/* A dump task's "labels" as "k=v k=v" in the JSON's order. */
+static void labels_text(const cJSON *task, char *buf, size_t size)
+{
+	const cJSON *labels = cJSON_GetObjectItem(task, "labels");
+	const cJSON *label;
+	size_t used = 0;
+
+	buf[0] = '\0';
+	if (!cJSON_IsObject(labels))
+		return;
+	cJSON_ArrayForEach(label, labels) {
+		int n = snprintf(buf + used, size - used, "%s%s=%s", used ? " " : "",
+				 label->string, cJSON_GetStringValue(label));
+		cr_assert(n >= 0 && (size_t)n < size - used);
+		used += (size_t)n;
+	}
+}
+
+/*
+ * 3. Goroutine labels, on every release: `dump --json` of go_labels shows
+ * every goroutine's runtime/pprof labels as the fixture set them (Go <=
+ * 1.23 keeps them in a map, 12 labels spill over one bucket; later in a
+ * sorted slice), sorted by key, inherited by a goroutine started inside
+ * pprof.Do, none where none were set; the text dump says "labels:". Then
+ * `attach --group-by label:handler` makes one profile per handler value,
+ * each holding exactly the goroutines with that label, and "no handler
+ * label" for the rest.
+ */
+static void check_labels(const char *release)
+{
+	struct go_target t = start_go(release, "go_labels", NULL, 30000);
+	cJSON *root = dump_json(t.proc.pid, NULL, NULL);
+	const cJSON *task;
+	int found[sizeof(label_kinds) / sizeof(label_kinds[0])] = { 0 };
+
+	cJSON_ArrayForEach(task, cJSON_GetObjectItem(root, "tasks")) {
+		char got[1024];
+
+		labels_text(task, got, sizeof(got));
+		for (size_t k = 0; k < sizeof(label_kinds) / sizeof(label_kinds[0]); k++) {
+			if (!task_has_frame(task, label_kinds[k].function))
+				continue;
+			found[k]++;
+			cr_expect_str_eq(got, label_kinds[k].labels,
+					 "go %s: goroutine %ld in %s: labels {%s}, set {%s}",
+					 release, long_of(task, "id"),
+					 label_kinds[k].function, got,
+					 label_kinds[k].labels);
+		}
+	}
+	for (size_t k = 0; k < sizeof(label_kinds) / sizeof(label_kinds[0]); k++)
+		cr_expect_eq(found[k], label_kinds[k].copies, "%d goroutines in %s",
+			     found[k], label_kinds[k].function);
+
+	struct e2e_result text = e2e_run_dump(t.proc.pid, NULL, NULL, 0, 30000);
+	cr_expect(strstr(text.out, "    labels: {\"handler\":\"/api/orders\"}\n"),
+		  "no labels line in the text dump:\n%.2000s", text.out);
+
+	const char *opts[] = { "-d", "1", "--group-by", "label:handler", NULL };
+	const char *out;
+	e2e_attach(t.proc.pid, opts, "out.json", &out, 60000);
+	struct ss_view v = ss_load(out);
+	static const struct { const char *group, *function; } groups[] = {
+		{ "handler=/api/users", "main.parkUsers" },
+		{ "handler=/api/users", "main.parkChild" },
+		{ "handler=/api/orders", "main.parkOrders" },
+		{ "handler=/set", "main.parkSet" },
+		{ "no handler label", "main.parkPlain" },
+		{ "no handler label", "main.parkMany" },
+	};
+	for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
+		bool in_group = false, elsewhere = false;
+
+		SS_FOR_EACH_SAMPLE(&v, profile, sample, w) {
+			(void)w;
+			if (!ss_has(&v, sample, groups[g].function))
+				continue;
+			if (strcmp(ss_profile_name(profile), groups[g].group) == 0)
+				in_group = true;
+			else
+				elsewhere = true;
+		}
+		cr_expect(in_group && !elsewhere, "go %s: %s: in profile \"%s\" %d, "
+			  "in others %d", release, groups[g].function, groups[g].group,
+			  in_group, elsewhere);
+	}
+	stop_go_healthy(&t);
+}
+
+#define LABELS_TEST(id, release)                                            \
+	Test(e2e_go, labels_go##id, .timeout = 120, .fini = e2e_cleanup)    \
+	{                                                                   \
+		check_labels(release);                                      \
+	}
+WS_GO_RELEASES(LABELS_TEST)
+
 /* ---- runtime selection ---- */
 
 static bool is_tid_of(pid_t tid, const pid_t *tids, int ntids)
@@ -789,36 +550,29 @@ static bool is_tid_of(pid_t tid, const pid_t *tids, int ntids)
 /* How many tasks of a dump have a frame named fn. */
 static int tasks_with_frame(const cJSON *root, const char *fn)
 {
-	const cJSON *task, *frame;
+	const cJSON *task;
 	int count = 0;
 
-	cJSON_ArrayForEach(task, cJSON_GetObjectItem(root, "tasks")) {
-		cJSON_ArrayForEach(frame, cJSON_GetObjectItem(task, "frames")) {
-			const char *f = str_of(frame, "function");
-
-			if (f && strcmp(f, fn) == 0) {
-				count++;
-				break;
-			}
-		}
-	}
+	cJSON_ArrayForEach(task, cJSON_GetObjectItem(root, "tasks"))
+		count += task_has_frame(task, fn);
 	return count;
 }
 
 /*
- * 3. --runtime: auto (and the default, and "go") picks the Go adapter for a
- * Go binary ("runtime": "go", the goroutines); "threads" still shows OS
- * threads ("runtime": "threads", one task per /proc/PID/task entry).
+ * 4. --runtime, on every release: auto (and the default, and "go") picks
+ * the Go adapter for a Go binary ("runtime": "go", the goroutines);
+ * "threads" still shows OS threads ("runtime": "threads", one task per
+ * /proc/PID/task entry).
  */
-Test(e2e_go, runtime_auto_picks_go_threads_still_threads, .timeout = 120,
-     .fini = e2e_cleanup)
+static void check_runtime_selection(const char *release)
 {
 	const char *args[] = { "1000", NULL };
-	struct go_target t = start_go("go_parked_n", args, 60000);
+	struct go_target t = start_go(release, "go_parked_n", args, 60000);
 	const char *modes[] = { NULL, "auto", "go" };
 
 	for (size_t m = 0; m < sizeof(modes) / sizeof(*modes); m++) {
-		cJSON *root = dump_json(t.proc.pid, modes[m]);
+		cJSON *root = dump_json(t.proc.pid, modes[m] ? "--runtime" : NULL,
+					modes[m]);
 		int tasks = cJSON_GetArraySize(cJSON_GetObjectItem(root, "tasks"));
 
 		cr_assert_str_eq(str_of(root, "runtime"), "go", "--runtime %s",
@@ -833,7 +587,7 @@ Test(e2e_go, runtime_auto_picks_go_threads_still_threads, .timeout = 120,
 
 	pid_t tids[512];
 	int ntids = e2e_tids(t.proc.pid, tids, 512);
-	cJSON *root = dump_json(t.proc.pid, "threads");
+	cJSON *root = dump_json(t.proc.pid, "--runtime", "threads");
 	const cJSON *task;
 	int tasks = 0;
 
@@ -854,6 +608,14 @@ Test(e2e_go, runtime_auto_picks_go_threads_still_threads, .timeout = 120,
 	stop_go_healthy(&t);
 }
 
+#define RUNTIME_TEST(id, release)                                           \
+	Test(e2e_go, runtime_auto_picks_go_threads_still_threads_go##id,    \
+	     .timeout = 120, .fini = e2e_cleanup)                           \
+	{                                                                   \
+		check_runtime_selection(release);                           \
+	}
+WS_GO_RELEASES(RUNTIME_TEST)
+
 /* ---- no DWARF ---- */
 
 static void check_no_dwarf_error(const struct e2e_result *res, const char *what)
@@ -870,7 +632,7 @@ static void check_no_dwarf_error(const struct e2e_result *res, const char *what)
 }
 
 /*
- * 4. A Go binary built with -ldflags=-w (go_nodwarf): `dump` and `record`
+ * 5. A Go binary built with -ldflags=-w (go_nodwarf): `dump` and `record`
  * fail with exit 7 and one line saying DWARF is missing and how to rebuild;
  * record leaves no output file and no live target behind; the target dump
  * attached to is left running, not stopped; --runtime threads still works.
@@ -878,7 +640,7 @@ static void check_no_dwarf_error(const struct e2e_result *res, const char *what)
 Test(e2e_go, no_dwarf_exit_7, .timeout = 120, .fini = e2e_cleanup_adopting)
 {
 	const char *args[] = { "100", NULL };
-	struct go_target t = start_go("go_nodwarf", args, 30000);
+	struct go_target t = start_go(NULL, "go_nodwarf", args, 30000);
 	const char *json[] = { "--json", NULL };
 	struct e2e_result res;
 
@@ -902,7 +664,7 @@ Test(e2e_go, no_dwarf_exit_7, .timeout = 120, .fini = e2e_cleanup_adopting)
 	const char *dir = e2e_tmpdir();
 	const char *out = e2e_path(dir, "out.json");
 	char *argv[] = { (char *)e2e_wallspy(), "record", "-o", (char *)out,
-			 "--", (char *)go_fixture("go_nodwarf"), "100", NULL };
+			 "--", (char *)e2e_need_go_fixture(NULL, "go_nodwarf"), "100", NULL };
 	pid_t orphans[8];
 
 	e2e_become_subreaper();
@@ -938,7 +700,7 @@ static size_t count_lines_starting(const char *text, const char *prefix)
 	return n;
 }
 
-/* Checks the root-frame contract on `dump` text: in every "task" block the
+/* Checks the root-frame contract on `dump` text: in every "goroutine" block the
  * outermost frame (the last line before "created by") is runtime.goexit.
  * Returns the number of blocks; logs the first few offenders. */
 static size_t check_text_roots(const char *text, size_t *bad)
@@ -951,14 +713,14 @@ static size_t check_text_roots(const char *text, size_t *bad)
 	for (;;) {
 		const char *end = line ? strchr(line, '\n') : NULL;
 		bool block_end = !line || !*line || *line == '\n' ||
-				 strncmp(line, "task ", 5) == 0;
+				 strncmp(line, "goroutine ", 10) == 0;
 
 		if (block_end && id >= 0) {
 			blocks++;
 			if (!last_frame || strncmp(last_frame, "    runtime.goexit (", 20) != 0) {
 				if (++*bad <= 5) {
 					const char *e = last_frame ? strchr(last_frame, '\n') : NULL;
-					cr_log_error("task %ld: outermost frame is not "
+					cr_log_error("goroutine %ld: outermost frame is not "
 						     "runtime.goexit: %.*s", id,
 						     last_frame ? (int)(e ? e - last_frame
 									  : (long)strlen(last_frame))
@@ -970,8 +732,8 @@ static size_t check_text_roots(const char *text, size_t *bad)
 		}
 		if (!line || !*line)
 			break;
-		if (strncmp(line, "task ", 5) == 0) {
-			id = strtol(line + 5, NULL, 10);
+		if (strncmp(line, "goroutine ", 10) == 0) {
+			id = strtol(line + 10, NULL, 10);
 			last_frame = NULL;
 		} else if (id >= 0 && strncmp(line, "    ", 4) == 0 &&
 			   strncmp(line, "    created by ", 15) != 0) {
@@ -983,26 +745,28 @@ static size_t check_text_roots(const char *text, size_t *bad)
 }
 
 /*
- * 6a. `wallspy dump` of 100000 parked goroutines (go_parked_n 100000)
- * completes, exit 0, and lists every one of them with its chain (25000 per
- * chain of go_parked_n's table); the time is printed (not asserted: this
- * is a shared 2-CPU machine; the timeout is generous).
+ * 6a. `wallspy dump` of 100000 parked goroutines (go_parked_n 100000;
+ * oldest and newest release) completes, exit 0, and lists every one of
+ * them with its chain (25000 per chain of go_parked_n's table); the time is
+ * printed (not asserted: this is a shared 2-CPU machine; the timeout is
+ * generous).
  */
-Test(e2e_go, dump_100k_goroutines, .timeout = 400, .fini = e2e_cleanup)
+static void check_dump_100k(const char *release)
 {
 	const char *args[] = { "100000", NULL };
 	double t0 = e2e_now();
-	struct go_target t = start_go("go_parked_n", args, 180000);
+	struct go_target t = start_go(release, "go_parked_n", args, 180000);
 	double started = e2e_now() - t0;
 	struct e2e_result res = e2e_run_dump(t.proc.pid, NULL, NULL, 0, 300000);
-	size_t tasks = count_lines_starting(res.out, "task ");
+	size_t tasks = count_lines_starting(res.out, "goroutine ");
 	size_t recv = count_lines_starting(res.out, "    main.recvInner ");
 	size_t sel = count_lines_starting(res.out, "    main.selectInner ");
 	size_t lock = count_lines_starting(res.out, "    main.lockOuter ");
 	size_t cond = count_lines_starting(res.out, "    main.condOuter ");
 
-	cr_log_info("dump of go_parked_n 100000: %.2f s, %zu tasks, %.1f MB of "
-		    "text (fixture ready after %.2f s)", res.seconds, tasks,
+	cr_log_info("go %s: dump of go_parked_n 100000: %.2f s, %zu goroutines, "
+		    "%.1f MB of text (fixture ready after %.2f s)", release,
+		    res.seconds, tasks,
 		    (double)strlen(res.out) / 1e6, started);
 	cr_assert_geq(tasks, 100000, "only %zu goroutines listed", tasks);
 	cr_assert_eq(recv, 25000, "%zu goroutines in main.recvInner", recv);
@@ -1018,78 +782,92 @@ Test(e2e_go, dump_100k_goroutines, .timeout = 400, .fini = e2e_cleanup)
 	stop_go_healthy(&t);
 }
 
+#define DUMP_100K_TEST(id, release)                                         \
+	Test(e2e_go, dump_100k_goroutines_go##id, .timeout = 400,           \
+	     .fini = e2e_cleanup)                                           \
+	{                                                                   \
+		check_dump_100k(release);                                   \
+	}
+WS_GO_ENDS(DUMP_100K_TEST)
+
 /* ---- findings beyond the table: frames every goroutine must have ---- */
 
 /*
  * A running goroutine is sampled from its thread's live registers: the dump
  * of go_fidelity must show the spinner (main.spin, never parked) with a
  * stack, not "[failed to sample: ...]" — its thread stops like any other.
- * Three dumps, each must succeed.
+ * Three dumps, each must succeed. Oldest and newest release.
  */
-Test(e2e_go, dump_running_goroutine_has_stack, .timeout = 120,
-     .fini = e2e_cleanup)
+static void check_running_has_stack(const char *release)
 {
-	struct go_target t = start_fidelity();
+	struct go_target t = start_fidelity(release);
 	int failed = 0;
 
 	for (int attempt = 0; attempt < 3; attempt++) {
-		cJSON *root = dump_json(t.proc.pid, NULL);
-		size_t n;
-		struct ws_goroutine *ws = load_ws_goroutines(root, &n);
-		const struct ws_goroutine *spinner = NULL;
+		cJSON *root = dump_json(t.proc.pid, NULL, NULL);
+		struct go_dump dump = go_dump_load(root);
+		const struct go_dump_goroutine *spinner = NULL;
 
-		for (size_t i = 0; i < n && !spinner; i++)
-			for (size_t k = 0; k < ws[i].nframes; k++)
-				if (ws[i].frames[k].name &&
-				    strcmp(ws[i].frames[k].name, "main.spin") == 0)
-					spinner = &ws[i];
+		for (size_t i = 0; i < dump.n && !spinner; i++)
+			for (size_t k = 0; k < dump.goroutines[i].nframes; k++)
+				if (dump.goroutines[i].frames[k].name &&
+				    strcmp(dump.goroutines[i].frames[k].name, "main.spin") == 0)
+					spinner = &dump.goroutines[i];
 		cr_assert_not_null(spinner, "no goroutine in main.spin");
-		struct strbuf chain = { 0 };
-		chain_text_ws(&chain, spinner);
+		char *chain = go_dump_chain_text(spinner);
 		if (spinner->error) {
 			failed++;
 			cr_log_error("dump %d: spinner goroutine %ld [%s]: %s", attempt,
-				     spinner->id, spinner->state, chain.s);
+				     spinner->id, spinner->state, chain);
 		} else {
 			cr_log_info("dump %d: spinner goroutine %ld [%s]: %s", attempt,
-				    spinner->id, spinner->state, chain.s);
+				    spinner->id, spinner->state, chain);
 		}
-		free(chain.s);
-		free_ws_goroutines(ws, n);
+		free(chain);
+		go_dump_free(&dump);
 	}
 	cr_expect_eq(failed, 0, "%d of 3 dumps failed to sample the running "
 		     "spinner goroutine", failed);
 	stop_go_healthy(&t);
 }
 
+#define RUNNING_TEST(id, release)                                           \
+	Test(e2e_go, dump_running_goroutine_has_stack_go##id, .timeout = 120, \
+	     .fini = e2e_cleanup)                                           \
+	{                                                                   \
+		check_running_has_stack(release);                           \
+	}
+WS_GO_ENDS(RUNNING_TEST)
+
 /*
- * Every frame of every goroutine names a function: the Go fixtures are
- * statically linked with full symbols, so an unnamed frame is a pc wallspy
- * got wrong. go_workload3 dumped right after "ready" has goroutines that
- * have not started (g.sched.pc = the entry of their go statement's
- * function: the man page promises "shown as its entry function") and a
- * main goroutine in runtime code. Unnamed frames are explained from the
- * ELF symbol table.
+ * Every frame of every goroutine names a function, on every release: the
+ * Go fixtures are statically linked with full symbols, so an unnamed frame
+ * is a pc wallspy got wrong. go_workload3 dumped right after "ready" (with
+ * the runtime's own goroutines) has goroutines that have not started
+ * (g.sched.pc = the entry of their go statement's function: the man page
+ * promises "shown as its entry function") and a main goroutine in runtime
+ * code, some of it assembly without DWARF. Unnamed frames are explained
+ * from the ELF symbol table.
  */
-Test(e2e_go, dump_every_frame_symbolized, .timeout = 120, .fini = e2e_cleanup)
+static void check_every_frame_symbolized(const char *release)
 {
 	const char *args[] = { "256", "4194304", NULL };
-	struct go_target t = start_go("go_workload3", args, 30000);
-	cJSON *root = dump_json(t.proc.pid, NULL);
-	struct e2e_symtab st = e2e_symtab_load(go_fixture("go_workload3"));
-	size_t n, frames = 0, unnamed = 0, unstarted = 0;
-	struct ws_goroutine *ws = load_ws_goroutines(root, &n);
+	struct go_target t = start_go(release, "go_workload3", args, 30000);
+	cJSON *root = dump_json(t.proc.pid, "--system-tasks", NULL);
+	struct e2e_symtab st = e2e_symtab_load(t.path);
+	size_t frames = 0, unnamed = 0, unstarted = 0;
+	struct go_dump dump = go_dump_load(root);
 	unsigned long reported[16];
 	size_t nreported = 0;
 
 	e2e_kill(t.proc.pid);
-	for (size_t i = 0; i < n; i++) {
-		const struct ws_goroutine *g = &ws[i];
+	for (size_t i = 0; i < dump.n; i++) {
+		const struct go_dump_goroutine *g = &dump.goroutines[i];
 
 		if (g->state && strcmp(g->state, "runnable") == 0 && g->nframes == 2)
 			unstarted++;
 		for (size_t k = 0; k < g->nframes; k++) {
-			const struct ws_frame_view *f = &g->frames[k];
+			const struct go_dump_frame *f = &g->frames[k];
 			bool seen = false;
 
 			frames++;
@@ -1115,10 +893,19 @@ Test(e2e_go, dump_every_frame_symbolized, .timeout = 120, .fini = e2e_cleanup)
 					     : "");
 		}
 	}
-	cr_log_info("%zu goroutines (%zu runnable with 2 frames), %zu frames, "
-		    "%zu without a function", n, unstarted, frames, unnamed);
+	cr_log_info("go %s: %zu goroutines (%zu runnable with 2 frames), %zu "
+		    "frames, %zu without a function", release, dump.n, unstarted,
+		    frames, unnamed);
 	cr_expect_eq(unnamed, 0, "%zu of %zu frames name no function", unnamed,
 		     frames);
-	free_ws_goroutines(ws, n);
+	go_dump_free(&dump);
 	e2e_symtab_free(&st);
 }
+
+#define SYMBOLIZED_TEST(id, release)                                        \
+	Test(e2e_go, dump_every_frame_symbolized_go##id, .timeout = 120,    \
+	     .fini = e2e_cleanup)                                           \
+	{                                                                   \
+		check_every_frame_symbolized(release);                      \
+	}
+WS_GO_RELEASES(SYMBOLIZED_TEST)

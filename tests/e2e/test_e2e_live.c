@@ -30,6 +30,7 @@
 #include <criterion/logging.h>
 
 #include "e2e_util.h"
+#include "go_releases.h"
 #include "summary.h"
 #include "wallspy_run.h"
 
@@ -204,8 +205,10 @@ Test(e2e_live, greenrt_flip_parked_samples_are_whole, .timeout = 120,
 	check_flip("greenrt/greenrt_flip", &c);
 }
 
-Test(e2e_live, go_flip_parked_samples_are_whole, .timeout = 120,
-     .fini = e2e_cleanup)
+/* On every Go release of the matrix (go_releases.h): each must still bump
+ * g.trackingSeq on every switch out of running, or its torn copies show
+ * here. */
+static void check_go_flip(const char *release)
 {
 	const struct flip_chains c = {
 		.root = "runtime.goexit", .loop = "main.flipLoop",
@@ -213,8 +216,19 @@ Test(e2e_live, go_flip_parked_samples_are_whole, .timeout = 120,
 		.b = "main.flipB", .b_leaf = "main.flipBLeaf",
 		.yield = "runtime.Gosched", .a_depth = 6, .b_depth = 12,
 	};
-	check_flip("go/go_flip", &c);
+	char fixture[64];
+
+	snprintf(fixture, sizeof(fixture), "go/go%s/go_flip", release);
+	check_flip(fixture, &c);
 }
+
+#define GO_FLIP_TEST(id, release)                                           \
+	Test(e2e_live, go_flip_parked_samples_are_whole_go##id, .timeout = 120, \
+	     .fini = e2e_cleanup)                                           \
+	{                                                                   \
+		check_go_flip(release);                                     \
+	}
+WS_GO_RELEASES(GO_FLIP_TEST)
 
 /* ---- go_fidelity: recorded stacks against dump's ---- */
 

@@ -906,11 +906,36 @@ pid_t e2e_start_fixture(const char *name, const char *arg, const char *ready,
 const char *e2e_need_fixture(const char *name)
 {
 	const char *path = e2e_fixture(name);
+	const char *slash = strrchr(path, '/');
+	char *why = NULL;
 
+	/* A Go release of the matrix whose toolchain is missing says why in
+	 * its directory (tools/go-toolchains build). */
+	if (slash) {
+		char *unavailable;
+
+		cr_assert_geq(asprintf(&unavailable, "%.*s/UNAVAILABLE",
+				       (int)(slash - path), path), 0);
+		why = e2e_read_file(unavailable);
+		free(unavailable);
+	}
+	if (why)
+		cr_skip_test("fixture %s not built: %s", path, why);
 	if (access(path, X_OK) != 0)
 		cr_skip_test("fixture %s not built (the Go fixtures need "
 			     "golang-go)", path);
 	return path;
+}
+
+const char *e2e_need_go_fixture(const char *release, const char *name)
+{
+	char path[64];
+
+	if (release)
+		snprintf(path, sizeof(path), "go/go%s/%s", release, name);
+	else
+		snprintf(path, sizeof(path), "go/%s", name);
+	return e2e_need_fixture(path);
 }
 
 struct e2e_proc e2e_start_go(const char *name, const char *const args[],

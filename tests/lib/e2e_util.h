@@ -102,8 +102,14 @@ pid_t e2e_start_fixture(const char *name, const char *arg, const char *ready,
 			int timeout_ms);
 
 /* e2e_fixture(name), skipping the test when it was not built (the Go
- * fixtures are built only where golang-go is installed). */
+ * fixtures are built only where golang-go is installed; a release of the Go
+ * matrix, "go/go1.23/NAME", only where its toolchain was fetched: the skip
+ * message is its directory's UNAVAILABLE). */
 const char *e2e_need_fixture(const char *name);
+
+/* e2e_need_fixture of Go fixture `name` ("go_flip") built with Go release
+ * `release` ("1.26", go_releases.h), or with option 'go' when NULL. */
+const char *e2e_need_go_fixture(const char *release, const char *name);
 
 /* Starts Go fixture `name` ("go/go_fidelity"; skipped when not built) with
  * args (NULL-terminated; may be NULL) and waits up to timeout_ms for its

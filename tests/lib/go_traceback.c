@@ -143,6 +143,7 @@ static struct ws_error *start_goroutine(struct parser *p, const char *line,
 	struct ws_go_goroutine *g = &tb->goroutines[tb->ngoroutines++];
 	memset(g, 0, sizeof(*g));
 	g->created_by_goid = -1;
+	g->elided_count = -1;
 	p->frames_cap = 0;
 
 	const char *id = line + strlen("goroutine ");
@@ -249,6 +250,8 @@ static struct ws_error *add_frame(struct parser *p, const char *line,
 	if (err)
 		return err;
 	f->inlined = strcmp(f->args, "...") == 0;
+	if (!g->frames_elided)
+		g->elided_at = g->nframes;
 	return NULL;
 }
 
@@ -297,7 +300,17 @@ static struct ws_error *parse_goroutine_line(struct parser *p,
 	}
 	if (starts_with(line, len, "...") && ends_with(line, len, "...") &&
 	    memmem(line, len, "elided", 6)) {
+		/* "...additional frames elided..." or "...N frames elided...". */
+		size_t digits = 0;
+		while (3 + digits < len && line[3 + digits] >= '0' &&
+		       line[3 + digits] <= '9')
+			digits++;
+		if (g->frames_elided)
+			return syntax_error(p, "a second elision", line, len);
 		g->frames_elided = true;
+		g->elided_at = g->nframes;
+		if (digits)
+			g->elided_count = parse_decimal(line + 3, digits);
 		return NULL;
 	}
 	if (starts_with(line, len, "[originating from goroutine ")) {

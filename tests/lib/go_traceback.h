@@ -48,8 +48,15 @@ struct ws_go_goroutine {
 	bool scan;            /* " (scan)": GC was scanning its stack */
 	struct ws_go_frame *frames;  /* innermost first, as printed */
 	size_t nframes;
-	bool frames_elided;   /* "...additional frames elided..." (Go prints at
-	                         most 100 frames) or "...N frames elided..." */
+	bool frames_elided;   /* "...additional frames elided..." (Go 1.19 and
+	                         1.20: after the first 100 frames) or "...N
+	                         frames elided..." (Go >= 1.21: between the
+	                         innermost 50 and the outermost 50) */
+	size_t elided_at;     /* frames printed before the elision line (the
+	                         gap lies between frames[elided_at - 1] and
+	                         frames[elided_at]); nframes when none */
+	long elided_count;    /* the N of "...N frames elided..." (frames
+	                         Go would have printed); -1 when not said */
 	bool stack_unavailable;  /* "goroutine running on other thread; stack
 	                            unavailable" (crash dumps only) */
 	size_t nancestors;    /* "[originating from goroutine N]:" sections

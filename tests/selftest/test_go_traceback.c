@@ -2,8 +2,10 @@
  * Tests of go_traceback, the parser of Go's goroutine traceback text: exact
  * parses of hand-written snippets (every line kind Go 1.19 prints, plus the
  * Go >= 1.21 variants), and a parse of the real runtime.Stack(buf, true)
- * dump of fixtures/go/go_fidelity checked against that fixture's park-kind
- * table (go_fidelity.go's header comment; the kinds below mirror it).
+ * dump of fixtures/go/go_fidelity, built with every release of the matrix
+ * (go_releases.h), checked against that fixture's park-kind table
+ * (go_fidelity.go's header comment; the kinds below mirror it, with the
+ * states and chains each release prints).
  */
 #include "go_traceback.h"
 
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "e2e_util.h"
+#include "go_releases.h"
 
 #define FIDELITY_SRC WS_SOURCE_DIR "/fixtures/go/go_fidelity.go"
 
@@ -174,6 +177,8 @@ Test(go_traceback, snippet_runtime_stack)
 	cr_assert(g->scan);
 	cr_assert_eq(g->nframes, 2);
 	cr_assert(g->frames_elided);
+	cr_assert_eq(g->elided_at, 2);      /* after the last frame */
+	cr_assert_eq(g->elided_count, -1);  /* "additional": no count */
 	cr_assert_str_eq(g->created_by, "main.startAll");
 	cr_assert_eq(g->created_by_line, 358);
 
@@ -286,6 +291,8 @@ Test(go_traceback, snippet_newer_go)
 	cr_assert_eq(g->wait_minutes, 2);
 	cr_assert_eq(g->nframes, 2);
 	cr_assert(g->frames_elided);
+	cr_assert_eq(g->elided_at, 1);      /* between main.a and main.b */
+	cr_assert_eq(g->elided_count, 5);
 	assert_frame(&g->frames[1], "main.b", "...", "/src/m.go", 9, true, -1);
 	cr_assert_str_eq(g->created_by, "main.main.func1");
 	cr_assert_eq(g->created_by_goid, 1);
@@ -342,15 +349,24 @@ Test(go_traceback, snippet_malformed)
 
 /* ---- the real thing: go_fidelity's runtime.Stack dump ---- */
 
-/* Runs go_fidelity (tests/lib/e2e_util: it dies with the test, and
- * e2e_cleanup, the .fini, kills it by PID and removes its directory on any
- * failure), has it dump runtime.Stack(buf, true) on SIGUSR1, stops it
- * (checking it exits 0 on SIGTERM) and parses the dump. */
-static struct ws_go_traceback *fidelity_traceback(void)
+/* "1.26" -> 26. */
+static int minor_of(const char *release)
 {
+	return atoi(strchr(release, '.') + 1);
+}
+
+/* Runs go_fidelity of `release` (tests/lib/e2e_util: it dies with the
+ * test, and e2e_cleanup, the .fini, kills it by PID and removes its
+ * directory on any failure), has it dump runtime.Stack(buf, true) on
+ * SIGUSR1, stops it (checking it exits 0 on SIGTERM) and parses the dump. */
+static struct ws_go_traceback *fidelity_traceback(const char *release)
+{
+	char fixture[64];
 	const char *dump = e2e_path(e2e_tmpdir(), "dump.txt");
 	const char *args[] = { dump, NULL };
-	struct e2e_proc fx = e2e_start_go("go/go_fidelity", args, 30000);
+
+	snprintf(fixture, sizeof(fixture), "go/go%s/go_fidelity", release);
+	struct e2e_proc fx = e2e_start_go(fixture, args, 30000);
 	int status;
 
 	cr_assert_eq(kill(fx.pid, SIGUSR1), 0);
@@ -371,9 +387,11 @@ static struct ws_go_traceback *fidelity_traceback(void)
 
 /* The park kinds of go_fidelity.go's table: the function each goroutine of
  * the kind has (a frame Go prints), its state, how many, and the chain of
- * frames Go prints, innermost first ("recurse" frames counted apart). */
+ * frames Go prints, innermost first ("recurse" frames counted apart), from
+ * release 1.`since` on (a later row of the same function replaces it). */
 struct park_kind {
 	const char *function;
+	int since;
 	const char *state;
 	size_t copies;
 	bool locked;
@@ -382,66 +400,100 @@ struct park_kind {
 };
 
 static const struct park_kind park_kinds[] = {
-	{ "main.parkChanRecv", "chan receive", 8, false, "main.startAll",
+	{ "main.parkChanRecv", 19, "chan receive", 8, false, "main.startAll",
 	  { "main.parkChanRecv" } },
-	{ "main.parkChanSend", "chan send", 8, false, "main.startAll",
+	{ "main.parkChanSend", 19, "chan send", 8, false, "main.startAll",
 	  { "main.parkChanSend" } },
-	{ "main.parkSelect", "select", 8, false, "main.startAll",
+	{ "main.parkSelect", 19, "select", 8, false, "main.startAll",
 	  { "main.parkSelect" } },
-	{ "main.parkSelectNoCases", "select (no cases)", 2, false,
+	{ "main.parkSelectNoCases", 19, "select (no cases)", 2, false,
 	  "main.startAll", { "main.parkSelectNoCases" } },
-	{ "main.parkNilChanRecv", "chan receive (nil chan)", 2, false,
+	{ "main.parkNilChanRecv", 19, "chan receive (nil chan)", 2, false,
 	  "main.startAll", { "main.parkNilChanRecv" } },
-	{ "main.parkMutexLock", "semacquire", 8, false, "main.startAll",
+	{ "main.parkMutexLock", 19, "semacquire", 8, false, "main.startAll",
 	  { "sync.runtime_SemacquireMutex", "sync.(*Mutex).lockSlow",
 	    "sync.(*Mutex).Lock", "main.parkMutexLock" } },
-	{ "main.parkRWMutexRLock", "semacquire", 4, false, "main.startAll",
+	/* Go 1.20 names the wait; 1.24 moved the mutex to internal/sync. */
+	{ "main.parkMutexLock", 20, "sync.Mutex.Lock", 8, false, "main.startAll",
+	  { "sync.runtime_SemacquireMutex", "sync.(*Mutex).lockSlow",
+	    "sync.(*Mutex).Lock", "main.parkMutexLock" } },
+	{ "main.parkMutexLock", 24, "sync.Mutex.Lock", 8, false, "main.startAll",
+	  { "internal/sync.runtime_SemacquireMutex",
+	    "internal/sync.(*Mutex).lockSlow", "internal/sync.(*Mutex).Lock",
+	    "sync.(*Mutex).Lock", "main.parkMutexLock" } },
+	{ "main.parkRWMutexRLock", 19, "semacquire", 4, false, "main.startAll",
 	  { "sync.runtime_SemacquireMutex", "sync.(*RWMutex).RLock",
 	    "main.parkRWMutexRLock" } },
-	{ "main.parkCondWait", "sync.Cond.Wait", 8, false, "main.startAll",
+	{ "main.parkRWMutexRLock", 20, "sync.RWMutex.RLock", 4, false,
+	  "main.startAll", { "sync.runtime_SemacquireRWMutexR",
+			     "sync.(*RWMutex).RLock", "main.parkRWMutexRLock" } },
+	{ "main.parkCondWait", 19, "sync.Cond.Wait", 8, false, "main.startAll",
 	  { "sync.runtime_notifyListWait", "sync.(*Cond).Wait",
 	    "main.parkCondWait" } },
-	{ "main.parkWaitGroup", "semacquire", 8, false, "main.startAll",
+	{ "main.parkWaitGroup", 19, "semacquire", 8, false, "main.startAll",
 	  { "sync.runtime_Semacquire", "sync.(*WaitGroup).Wait",
 	    "main.parkWaitGroup" } },
-	{ "main.parkSleep", "sleep", 8, false, "main.startAll",
+	{ "main.parkWaitGroup", 24, "sync.WaitGroup.Wait", 8, false,
+	  "main.startAll", { "sync.runtime_SemacquireWaitGroup",
+			     "sync.(*WaitGroup).Wait", "main.parkWaitGroup" } },
+	{ "main.parkSleep", 19, "sleep", 8, false, "main.startAll",
 	  { "time.Sleep", "main.parkSleep" } },
-	{ "main.parkNetRead", "IO wait", 8, false, "main.startNetReaders",
+	{ "main.parkNetRead", 19, "IO wait", 8, false, "main.startNetReaders",
 	  { "internal/poll.runtime_pollWait", "internal/poll.(*pollDesc).wait",
 	    "internal/poll.(*pollDesc).waitRead", "internal/poll.(*FD).Read",
 	    "net.(*netFD).Read", "net.(*conn).Read", "main.parkNetRead" } },
-	{ "main.parkPipeRead", "syscall", 4, false, "main.startPipeReaders",
+	{ "main.parkPipeRead", 19, "syscall", 4, false, "main.startPipeReaders",
 	  { "syscall.Syscall", "syscall.read", "syscall.Read",
 	    "main.parkPipeRead" } },
-	{ "main.parkDeep", "chan receive", 4, false, "main.startAll",
+	{ "main.parkDeep", 19, "chan receive", 4, false, "main.startAll",
 	  { "main.parkDeep" } },
-	{ "main.recurseTruncated", "chan receive", 2, false, "main.startAll",
+	{ "main.recurseTruncated", 19, "chan receive", 2, false, "main.startAll",
 	  { NULL } },
-	{ "main.recurseElided", "syscall", 2, false, "main.startAll",
+	{ "main.recurseElided", 19, "syscall", 2, false, "main.startAll",
 	  { NULL } },
-	{ "main.parker.ParkValue", "chan receive", 4, false, "main.startAll",
+	{ "main.parker.ParkValue", 19, "chan receive", 4, false, "main.startAll",
 	  { "main.parker.ParkValue" } },
-	{ "main.(*parker).ParkPointer", "chan receive", 4, false,
+	{ "main.(*parker).ParkPointer", 19, "chan receive", 4, false,
 	  "main.startAll", { "main.(*parker).ParkPointer" } },
-	{ "main.startClosures.func1", "chan receive", 4, false,
+	{ "main.startClosures.func1", 19, "chan receive", 4, false,
 	  "main.startClosures", { "main.startClosures.func1" } },
-	{ "main.parkInlined", "chan receive", 4, false, "main.startAll",
+	{ "main.parkInlined", 19, "chan receive", 4, false, "main.startAll",
 	  { "main.recvInlined", "main.parkInlined" } },
-	{ "main.parkGeneric[...]", "chan receive", 4, false, "main.startAll",
+	{ "main.parkGeneric[...]", 19, "chan receive", 4, false, "main.startAll",
 	  { "main.parkGeneric[...]" } },
-	{ "main.parkLocked", "chan receive", 2, true, "main.startAll",
+	{ "main.parkLocked", 19, "chan receive", 2, true, "main.startAll",
 	  { "main.parkLocked" } },
 };
+
+/* The row of park_kinds[k]'s function that holds for release `minor`, or
+ * NULL when row k is not that row. */
+static const struct park_kind *kind_for(size_t k, int minor)
+{
+	const struct park_kind *kind = &park_kinds[k];
+	if (kind->since > minor)
+		return NULL;
+	for (size_t j = k + 1; j < sizeof(park_kinds) / sizeof(*park_kinds); j++)
+		if (strcmp(park_kinds[j].function, kind->function) == 0 &&
+		    park_kinds[j].since <= minor)
+			return NULL;
+	return kind;
+}
 
 enum {
 	PARKED_TOTAL = 106,      /* sum of copies above */
 	GOROUTINES_TOTAL = 109,  /* + main, spinner, os/signal's loop */
 	DEEP_FRAMES = 50,        /* main.recurseDeep frames of parkDeep */
-	/* Go 1.19 walks at most 100 physical frames (_TracebackMaxFrames)
-	 * and prints the elision line only if it printed 100 (see the table
-	 * in go_fidelity.go): */
+	/* Go 1.19 and 1.20 walk at most 100 physical frames
+	 * (_TracebackMaxFrames) and print the elision line only if they
+	 * printed 100 (see the table in go_fidelity.go): */
 	TRUNCATED_FRAMES = 97,   /* 100 - gopark, chanrecv, chanrecv1 */
 	ELIDED_FRAMES = 99,      /* 100 - syscall.Syscall */
+	/* Go >= 1.21 prints the innermost 50 frames, "...N frames
+	 * elided...", and the outermost 50 (tracebackInnerFrames,
+	 * tracebackOuterFrames) of the 150 + 1 (+ syscall.Syscall): */
+	INNER_FRAMES = 50,
+	TRUNCATED_ELIDED = 151 - 100,
+	ELIDED_ELIDED = 152 - 100,
 };
 
 /* Frames of g after skipping `skip` innermost "recurse" frames, compared
@@ -459,14 +511,16 @@ static void assert_chain(const struct ws_go_goroutine *g, size_t skip,
 				 "goroutine %ld frame %zu", g->goid, skip + i);
 }
 
-Test(go_traceback, fidelity_park_kinds, .fini = e2e_cleanup,
-     .timeout = 60)
+static void check_park_kinds(const char *release)
 {
-	struct ws_go_traceback *tb = fidelity_traceback();
+	int minor = minor_of(release);
+	struct ws_go_traceback *tb = fidelity_traceback(release);
 	size_t parked = 0;
 	for (size_t k = 0; k < sizeof(park_kinds) / sizeof(*park_kinds); k++) {
-		const struct park_kind *kind = &park_kinds[k];
+		const struct park_kind *kind = kind_for(k, minor);
 		size_t found = 0;
+		if (!kind)
+			continue;
 		for (size_t i = 0; i < tb->ngoroutines; i++) {
 			const struct ws_go_goroutine *g = &tb->goroutines[i];
 			if (ws_go_goroutine_find_frame(g, kind->function) < 0)
@@ -480,7 +534,8 @@ Test(go_traceback, fidelity_park_kinds, .fini = e2e_cleanup,
 			cr_assert(g->has_created_by);
 			cr_assert_str_eq(g->created_by, kind->created_by);
 			cr_assert_str_eq(g->created_by_file, FIDELITY_SRC);
-			cr_assert_eq(g->created_by_goid, -1);
+			/* "in goroutine 1" from Go 1.21 (g.parentGoid). */
+			cr_assert_eq(g->created_by_goid, minor >= 21 ? 1 : -1);
 			if (kind->chain[0])
 				assert_chain(g, strcmp(kind->function,
 						       "main.parkDeep") == 0
@@ -495,10 +550,9 @@ Test(go_traceback, fidelity_park_kinds, .fini = e2e_cleanup,
 	ws_go_traceback_destroy(tb);
 }
 
-Test(go_traceback, fidelity_all_goroutines, .fini = e2e_cleanup,
-     .timeout = 60)
+static void check_all_goroutines(const char *release)
 {
-	struct ws_go_traceback *tb = fidelity_traceback();
+	struct ws_go_traceback *tb = fidelity_traceback(release);
 	cr_assert_eq(tb->ngoroutines, GOROUTINES_TOTAL);
 	for (size_t i = 0; i < tb->ngoroutines; i++)
 		for (size_t j = i + 1; j < tb->ngoroutines; j++)
@@ -545,10 +599,37 @@ Test(go_traceback, fidelity_all_goroutines, .fini = e2e_cleanup,
 	ws_go_traceback_destroy(tb);
 }
 
-Test(go_traceback, fidelity_frame_details, .fini = e2e_cleanup,
-     .timeout = 60)
+/* The cut of a deep stack: `fn` frames innermost, then (Go >= 1.21) the
+ * elision line after INNER_FRAMES frames saying `elided`, then `fn` frames
+ * again and the outermost `root`. first: frames before the recursion. */
+static void check_cut(const struct ws_go_goroutine *g, int minor,
+		      const char *first, const char *fn, const char *root,
+		      long elided, size_t old_frames, bool old_line)
 {
-	struct ws_go_traceback *tb = fidelity_traceback();
+	size_t skip = first ? 1 : 0;
+	if (first)
+		cr_assert_str_eq(g->frames[0].function, first);
+	if (minor < 21) {
+		/* Cut after 100 physical frames, outermost ones lost. */
+		cr_assert_eq(g->frames_elided, old_line, "goroutine %ld", g->goid);
+		cr_assert_eq(g->nframes, skip + old_frames);
+		for (size_t j = skip; j < g->nframes; j++)
+			cr_assert_str_eq(g->frames[j].function, fn);
+		return;
+	}
+	cr_assert(g->frames_elided, "goroutine %ld", g->goid);
+	cr_assert_eq(g->elided_at, INNER_FRAMES);
+	cr_assert_eq(g->elided_count, elided);
+	cr_assert_eq(g->nframes, 2 * INNER_FRAMES);
+	for (size_t j = skip; j + 1 < g->nframes; j++)
+		cr_assert_str_eq(g->frames[j].function, fn, "frame %zu", j);
+	cr_assert_str_eq(g->frames[g->nframes - 1].function, root);
+}
+
+static void check_frame_details(const char *release)
+{
+	int minor = minor_of(release);
+	struct ws_go_traceback *tb = fidelity_traceback(release);
 	size_t deep = 0, truncated = 0, elided = 0, inlined = 0;
 	for (size_t i = 0; i < tb->ngoroutines; i++) {
 		const struct ws_go_goroutine *g = &tb->goroutines[i];
@@ -560,22 +641,19 @@ Test(go_traceback, fidelity_frame_details, .fini = e2e_cleanup,
 						 "main.recurseDeep");
 		}
 		if (ws_go_goroutine_find_frame(g, "main.recurseTruncated") >= 0) {
-			/* 150 calls deep; cut without a word. */
+			/* 150 calls deep, under three hidden runtime frames:
+			 * Go 1.19 and 1.20 cut without a word. */
 			truncated++;
-			cr_assert_not(g->frames_elided);
-			cr_assert_eq(g->nframes, TRUNCATED_FRAMES);
-			for (size_t j = 0; j < g->nframes; j++)
-				cr_assert_str_eq(g->frames[j].function,
-						 "main.recurseTruncated");
+			check_cut(g, minor, NULL, "main.recurseTruncated",
+				  "main.parkDeepTruncated", TRUNCATED_ELIDED,
+				  TRUNCATED_FRAMES, false);
 		} else if (ws_go_goroutine_find_frame(g, "main.recurseElided") >= 0) {
-			/* 150 calls deep; cut with the elision line. */
+			/* 150 calls deep under syscall.Syscall: with the
+			 * elision line. */
 			elided++;
-			cr_assert(g->frames_elided);
-			cr_assert_eq(g->nframes, 1 + ELIDED_FRAMES);
-			cr_assert_str_eq(g->frames[0].function, "syscall.Syscall");
-			for (size_t j = 1; j < g->nframes; j++)
-				cr_assert_str_eq(g->frames[j].function,
-						 "main.recurseElided");
+			check_cut(g, minor, "syscall.Syscall", "main.recurseElided",
+				  "main.parkDeepElided", ELIDED_ELIDED,
+				  ELIDED_FRAMES, true);
 		} else {
 			cr_assert_not(g->frames_elided, "goroutine %ld",
 				      g->goid);
@@ -601,3 +679,22 @@ Test(go_traceback, fidelity_frame_details, .fini = e2e_cleanup,
 	cr_assert_eq(inlined, 4);
 	ws_go_traceback_destroy(tb);
 }
+
+/* One test per release and check: fidelity_park_kinds_go1_26, ... */
+#define FIDELITY_TESTS(id, release)                                         \
+	Test(go_traceback, fidelity_park_kinds_go##id, .fini = e2e_cleanup, \
+	     .timeout = 60)                                                 \
+	{                                                                   \
+		check_park_kinds(release);                                  \
+	}                                                                   \
+	Test(go_traceback, fidelity_all_goroutines_go##id,                  \
+	     .fini = e2e_cleanup, .timeout = 60)                            \
+	{                                                                   \
+		check_all_goroutines(release);                              \
+	}                                                                   \
+	Test(go_traceback, fidelity_frame_details_go##id,                   \
+	     .fini = e2e_cleanup, .timeout = 60)                            \
+	{                                                                   \
+		check_frame_details(release);                               \
+	}
+WS_GO_RELEASES(FIDELITY_TESTS)

@@ -92,6 +92,16 @@ Test(cli, attach_and_dump)
 
 	cr_assert_null(PARSE(&o, "dump", "77"));
 	cr_expect_not(o.json);
+	cr_expect_not(o.system_tasks);
+
+	/* The runtime's own tasks, in dumps and recordings alike. */
+	cr_assert_null(PARSE(&o, "dump", "--system-tasks", "77"));
+	cr_expect(o.system_tasks);
+	cr_assert_null(PARSE(&o, "attach", "--system-tasks", "--group-by",
+			     "label:handler", "77"));
+	cr_expect(o.system_tasks);
+	cr_expect_eq(o.group_by, WS_GROUP_LABEL);
+	cr_expect_str_eq(o.group_label, "handler");
 }
 
 Test(cli, help_and_version)
@@ -125,6 +135,7 @@ Test(cli, usage_errors)
 	expect_usage(PARSE(&o, "record", "--duration", "-1", "--", "x"));
 	expect_usage(PARSE(&o, "record", "--format", "nope", "--", "x"));
 	expect_usage(PARSE(&o, "record", "--group-by", "color", "--", "x"));
+	expect_usage(PARSE(&o, "record", "--group-by", "label:", "--", "x"));
 	expect_usage(PARSE(&o, "record", "--max-stack", "12", "--", "x"));
 	expect_usage(PARSE(&o, "record", "--max-cpu", "150", "--", "x"));
 	expect_usage(PARSE(&o, "record", "--max-pause", "-1", "--", "x"));

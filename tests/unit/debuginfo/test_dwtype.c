@@ -722,6 +722,25 @@ Test(dwtype, go_runtime, .fini = stop, .timeout = 60)
 	cr_assert_str_eq(message(ws_dwtype_member(&allm, "->no_such", &missing),
 				 WS_ERR_NO_DEBUGINFO),
 			 "type 'runtime.m' has no member 'no_such'");
+
+	/* Go's named constants (runtime2.go: _Gwaiting = 4 since Go 1.0,
+	 * _Gscan = 0x1000). */
+	int64_t value;
+	expect_ok(ws_dwtype_constant(prog, NULL, "runtime._Gwaiting", &value),
+		  "_Gwaiting");
+	cr_assert_eq(value, 4);
+	expect_ok(ws_dwtype_constant(prog, NULL, "runtime._Gscan", &value),
+		  "_Gscan");
+	cr_assert_eq(value, 0x1000);
+	struct ws_error *err = ws_dwtype_constant(prog, NULL,
+						  "runtime._Gno_such", &value);
+	cr_assert_not_null(err);
+	cr_assert_eq(err->kind, WS_ERR_NO_DEBUGINFO);
+	ws_error_destroy(err);
+	/* A variable is no constant. */
+	err = ws_dwtype_constant(prog, NULL, "runtime.allgs", &value);
+	cr_assert_not_null(err);
+	ws_error_destroy(err);
 }
 
 /* ---- the same layer over an in-memory image ---- */

@@ -19,7 +19,8 @@ enum { PID = 100 };
 static struct ws_frame frames[2 * 6];
 static struct ws_task tasks[6];
 static struct ws_tick_task tick_tasks[6];
-static struct ws_tick tick = { .tasks = tick_tasks, .ntasks = 6, .frames = frames };
+static struct ws_tick tick = { .tasks = tick_tasks, .ntasks = 6, .frames = frames,
+				.task_noun = "task" };
 
 static void set_task(size_t i, uint64_t id, const char *name, enum ws_state state,
 		     const char *reason, const char *leaf, int line,

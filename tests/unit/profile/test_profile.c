@@ -190,6 +190,10 @@ Test(profile, leaf_state_frames)
 	cr_assert_str_eq(leaf_of(profile, s), "[idle worker]");
 	s.state = WS_STATE_UNKNOWN;
 	cr_assert_str_eq(leaf_of(profile, s), "[unknown]");
+	/* A state the runtime adapter does not know says which, as
+	 * "[unknown state 12]" (Go 1.26's new states on an older wallspy). */
+	s.wait_reason = "state 12";
+	cr_assert_str_eq(leaf_of(profile, s), "[unknown state 12]");
 	ws_profile_destroy(profile);
 }
 

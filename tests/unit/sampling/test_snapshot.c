@@ -6,7 +6,8 @@
  * (/proc/PID/maps, parsed here) or at --max-stack, whichever comes first,
  * or at the task's own stack end when it has one, and its bytes are the
  * target's (read again through /proc/PID/mem, not process_vm_readv). Tasks
- * without a stack get an error and no copy.
+ * without a stack get an error and no copy. A guard read around a copy
+ * fails only when its bytes no longer hash as listed.
  */
 #include <criterion/criterion.h>
 #include <inttypes.h>
@@ -16,6 +17,7 @@
 
 #include "e2e_util.h"
 #include "fixture_truth.h"
+#include "ws_hash.h"
 #include "ws_runtime.h"
 #include "ws_snapshot.h"
 #include "ws_target.h"
@@ -227,6 +229,44 @@ Test(snapshot, tasks_without_a_stack_get_an_error, .timeout = 30,
 	for (size_t i = 0; i < live; i++) {
 		cr_assert_null(set.snaps[i].error, "%s", set.snaps[i].error);
 		cr_assert_gt(set.snaps[i].stack_size, 0);
+		check_bytes(t->pid, &set.snaps[i]);
+	}
+	release(t, &set, &tasks);
+}
+
+/* A task's guard (ws_task.guard_*) is read around its stack copy: a guard
+ * that still hashes as listed (the target's bytes, read through
+ * /proc/PID/mem) leaves the copy standing; one whose hash differs, or that
+ * cannot be read, fails it; and the stack copy is exact either way. */
+Test(snapshot, guards_fail_only_when_changed, .timeout = 30,
+     .fini = e2e_cleanup)
+{
+	struct ws_task_list tasks;
+	struct ws_target *t = held_threads_blocked(&tasks);
+	struct ws_snapshot_set set;
+	uint8_t bytes[64];
+
+	cr_assert_geq(tasks.n, 3);
+	for (size_t i = 0; i < tasks.n; i++) {
+		struct ws_task *task = &tasks.tasks[i];
+		const struct ws_thread *th = ws_target_find_thread(t, task->thread);
+
+		task->guard_address = th->regs.rsp;
+		task->guard_size = sizeof(bytes);
+		cr_assert(e2e_read_mem(t->pid, task->guard_address, bytes,
+				       sizeof(bytes)));
+		task->guard_hash = ws_hash_bytes(bytes, sizeof(bytes), 0);
+	}
+	tasks.tasks[1].guard_hash ^= 1;            /* changed meanwhile */
+	tasks.tasks[2].guard_address = 0x1000;     /* unmapped */
+
+	ws_snapshot_set_init(&set, t->pid);
+	expect_ok(ws_snapshot_take(&set, t, &tasks, 128 * 1024), "take");
+	for (size_t i = 0; i < tasks.n; i++) {
+		cr_assert_null(set.snaps[i].error, "%s", set.snaps[i].error);
+		cr_expect_eq(set.snaps[i].guard_failed, i == 1 || i == 2,
+			     "task %zu: guard_failed %d", i,
+			     set.snaps[i].guard_failed);
 		check_bytes(t->pid, &set.snaps[i]);
 	}
 	release(t, &set, &tasks);
