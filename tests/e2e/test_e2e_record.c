@@ -319,3 +319,73 @@ Test(e2e_record, thread_churn, .timeout = 60, .fini = e2e_cleanup)
 	cr_assert_str_eq(res.out, expected, "the target printed \"%s\"", res.out);
 	ss_load(out);
 }
+
+/*
+ * Wait reasons survive wallspy's own stops. threads_waiting parks one
+ * thread in each waiting system call, named after it; /proc confirms each
+ * thread is in its call before anything traces it. After the first
+ * PTRACE_INTERRUPT the kernel resumes sleeps and timed waits through
+ * restart_syscall, so from the second stop on the registers say 219: yet
+ * every sample of each thread over a 2 s attach must carry its real call.
+ * A second attach then meets every sleep already restarted: the calls made
+ * through a wrapper that loads its number (glibc's clock_nanosleep, poll,
+ * ...) are still named; those made through the generic syscall() may only
+ * say restart_syscall (nothing in the thread tells them apart), which is
+ * what the kernel says of them.
+ */
+static void check_wait_reasons(pid_t pid, bool first)
+{
+	const char *opts[] = { "-d", "2", "--group-by", "thread", NULL };
+	const char *out;
+	struct e2e_result res = e2e_attach(pid, opts, "out.json", &out, 30000);
+
+	check_success(&res, "target still running");
+	struct ss_view v = ss_load(out);
+	for (int t = 0; t < TW_THREADS; t++) {
+		const struct tw_thread *tw = &tw_threads[t];
+		const cJSON *profile = thread_profile(&v, tw->name);
+		const cJSON *sample;
+		char expected[64];
+		int samples = 0, right = 0;
+		const char *wrong = NULL;
+
+		cr_assert_not_null(profile, "no profile for thread \"%s\"", tw->name);
+		snprintf(expected, sizeof(expected), "[waiting: %s]", tw->name);
+		cJSON_ArrayForEach(sample, cJSON_GetObjectItem(profile, "samples")) {
+			const char *leaf = ss_frame_at(&v, sample, -1);
+
+			samples++;
+			if (strcmp(leaf, expected) == 0)
+				right++;
+			else if (first || !tw->generic ||
+				 strcmp(leaf, "[waiting: restart_syscall]") != 0)
+				wrong = leaf;
+		}
+		cr_assert_gt(samples, 0, "thread %s: no sample", tw->name);
+		cr_expect_null(wrong, "%s attach, thread %s: a sample says \"%s\"",
+			       first ? "first" : "second", tw->name, wrong);
+		if (first || !tw->generic)
+			cr_expect_eq(right, samples, "thread %s: %d of %d samples "
+				     "say %s", tw->name, right, samples, expected);
+	}
+}
+
+Test(e2e_record, wait_reasons_survive_stops, .timeout = 60, .fini = e2e_cleanup)
+{
+	pid_t pid = e2e_start_fixture("threads_waiting", NULL, "ready", 10000);
+
+	for (int t = 0; t < TW_THREADS; t++) {
+		pid_t tid = e2e_thread_named(pid, tw_threads[t].name);
+		long nr = -1;
+		uint64_t sp, pc;
+
+		cr_assert_neq(tid, 0, "no thread %s", tw_threads[t].name);
+		cr_assert(e2e_thread_syscall(pid, tid, &nr, &sp, &pc) &&
+			  nr == tw_threads[t].nr,
+			  "thread %s: /proc says system call %ld, the fixture "
+			  "means %ld", tw_threads[t].name, nr, tw_threads[t].nr);
+	}
+	check_wait_reasons(pid, true);
+	check_wait_reasons(pid, false);
+	e2e_check_healthy_then_stop(pid);
+}

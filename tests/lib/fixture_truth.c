@@ -5,6 +5,7 @@
 
 #include <criterion/criterion.h>
 #include <stddef.h>
+#include <sys/syscall.h>
 
 #include "e2e_util.h"
 
@@ -16,6 +17,17 @@ const struct tb_thread tb_threads[TB_THREADS] = {
 	  "nanosleep" },
 	{ "t_poll", "poller_outer", "poller_block", "poll", "ppoll" },
 	{ "t_spin", "spinner_outer", "spinner_block", NULL, NULL },
+};
+
+const struct tw_thread tw_threads[TW_THREADS] = {
+	{ "nanosleep", SYS_nanosleep, true },
+	{ "clock_nanosleep", SYS_clock_nanosleep, false },
+	{ "poll", SYS_poll, false },
+	{ "ppoll", SYS_ppoll, false },
+	{ "epoll_wait", SYS_epoll_wait, false },
+	{ "select", SYS_select, true },
+	{ "futex", SYS_futex, true },
+	{ "read", SYS_read, false },
 };
 
 void tb_wait_sampled(pid_t pid)
