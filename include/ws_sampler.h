@@ -73,6 +73,10 @@ struct ws_tick_task {
 	size_t first_frame;          /* into ws_tick.frames */
 	size_t nframes;              /* innermost first */
 	double scale;                /* tasks this sample stands for (>= 1) */
+	/* The task has not run yet (a saved context at its entry or the
+	 * runtime's root, or none at all): its stack is its entry under the
+	 * root, nothing unwound. */
+	bool not_started;
 	/* The task's creation site (creator_pc), or NULL. */
 	const struct ws_location *creator;
 };

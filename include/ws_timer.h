@@ -35,6 +35,10 @@ struct ws_timer {
 struct ws_timer_tick {
 	uint64_t missed;        /* grid points skipped before it (0: on time) */
 	double weight;          /* seconds its samples stand for: (1 + missed) / rate */
+	/* Where that time begins, in seconds from the start: on the grid, so
+	 * that a task sampled in some ticks only shows whole ticks between
+	 * its samples. */
+	double covers_from;
 	/* Ticks were missed for the first time since the settling ticks:
 	 * the caller tells the user, once. */
 	bool warn_late;

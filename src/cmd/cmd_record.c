@@ -38,11 +38,14 @@ struct recording {
 };
 
 static struct ws_error *add_tick(struct recording *r,
-				 const struct ws_tick *tick, double weight)
+				 const struct ws_tick *tick,
+				 const struct ws_timer_tick *due)
 {
-	double t = (double)(tick->start_ns - r->status.start_ns) / 1e9;
+	double t = due->covers_from, weight = due->weight;
 	for (size_t i = 0; i < tick->ntasks; i++) {
 		const struct ws_tick_task *tt = &tick->tasks[i];
+		if (tt->not_started && r->options->started_only)
+			continue;
 		struct ws_sample sample = {
 			.task_id = tt->task->id,
 			.task_name = tt->task->name,
@@ -50,9 +53,11 @@ static struct ws_error *add_tick(struct recording *r,
 			.state = tt->task->state,
 			.wait_reason = tt->task->wait_reason,
 			.error = tt->error,
+			.not_started = tt->not_started,
 			.frames = tick->frames + tt->first_frame,
 			.nframes = tt->nframes,
-			.weight = weight * tt->scale,
+			.weight = weight,
+			.scale = tt->scale,
 			.time = t,
 		};
 		struct ws_error *err = ws_profile_add(r->profile, &sample);
@@ -122,7 +127,7 @@ static struct ws_error *sample_loop(struct recording *r)
 		if (tick->ntasks == 0)
 			continue; /* the target exited during the tick */
 		ws_status_tick(&r->status, tick->pause_ns, tick->ntasks);
-		err = add_tick(r, tick, due.weight);
+		err = add_tick(r, tick, &due);
 		if (err)
 			return err;
 		ws_status_draw(&r->status, ws_now_ns());
@@ -164,9 +169,10 @@ static struct ws_error *write_profile(struct recording *r)
 static char *default_output(const struct ws_options *o, pid_t pid)
 {
 	char *path;
-	if (asprintf(&path, "wallspy-%d.%s", (int)pid,
-		     o->format == WS_FORMAT_FOLDED ? "folded"
-						   : "speedscope.json") < 0)
+	const char *suffix = o->format == WS_FORMAT_FOLDED  ? "folded"
+			     : o->format == WS_FORMAT_PPROF ? "pb.gz"
+							    : "speedscope.json";
+	if (asprintf(&path, "wallspy-%d.%s", (int)pid, suffix) < 0)
 		return NULL;
 	return path;
 }
@@ -244,6 +250,11 @@ int ws_cmd_record(const struct ws_options *o)
 	if (!err)
 		err = ws_profile_create(o->group_by, 1.0 / o->rate, &r.profile);
 	if (!err) {
+		ws_profile_set_frame_key(r.profile, o->lines ? WS_FRAMES_BY_LINE
+							     : WS_FRAMES_BY_FUNCTION);
+		ws_profile_set_process(r.profile, r.target->pid);
+		ws_profile_set_runtime(r.profile,
+				       ws_sampler_runtime_name(r.sampler));
 		char *title = make_title(o, r.target->pid);
 		if (title)
 			ws_profile_set_title(r.profile, title);

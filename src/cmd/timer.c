@@ -39,7 +39,9 @@ bool ws_timer_fire(struct ws_timer *timer, uint64_t now_ns,
 {
 	if (now_ns >= timer->end_ns)
 		return false;
-	*tick = (struct ws_timer_tick){ 0 };
+	*tick = (struct ws_timer_tick){
+		.covers_from = (double)(timer->k - 1) / timer->rate,
+	};
 	/* Up to an interval late is the jitter's business; beyond, whole
 	 * intervals were skipped. */
 	uint64_t deadline = timer->deadline_ns;

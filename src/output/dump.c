@@ -34,6 +34,8 @@ struct ws_error *ws_dump_write_text(FILE *f, const struct ws_tick *tick)
 		write_header(f, tt);
 		if (tt->error)
 			fprintf(f, "    [failed to sample: %s]\n", tt->error);
+		else if (tt->not_started)
+			fputs("    [not started]\n", f);
 		for (size_t k = 0; k < tt->nframes; k++) {
 			const struct ws_frame *fr = &tick->frames[tt->first_frame + k];
 			fprintf(f, "    %s",
@@ -85,6 +87,8 @@ struct ws_error *ws_dump_write_json(FILE *f, pid_t pid, const char *runtime,
 		ws_json_write_string(f, t->wait_reason);
 		fputs(", \"error\": ", f);
 		ws_json_write_string(f, tt->error);
+		fprintf(f, ", \"not_started\": %s",
+			tt->not_started ? "true" : "false");
 		fputs(", \"frames\": [", f);
 		for (size_t k = 0; k < tt->nframes; k++) {
 			const struct ws_frame *fr = &tick->frames[tt->first_frame + k];

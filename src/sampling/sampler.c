@@ -368,6 +368,18 @@ static struct ws_error *unwind_all(struct ws_sampler *s)
 							true);
 		const char *stop_reason = NULL;
 		size_t npcs = 0;
+		/* Never ran: nothing to unwind, and no failure either. An
+		 * idle worker is no task. */
+		tt->not_started = tt->task->state != WS_STATE_IDLE &&
+				  (tt->task->pc_exact ||
+				   (tt->task->start == WS_START_NONE &&
+				    !tt->task->error));
+		if (tt->not_started) {
+			if ((err = synthetic_stack(s, tt->task, &nframes)))
+				return err;
+			tt->nframes = nframes - tt->first_frame;
+			continue;
+		}
 		if (snap->error) {
 			/* A task that never ran is not a failure. */
 			if (!(tt->task->start == WS_START_NONE &&

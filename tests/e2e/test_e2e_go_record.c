@@ -97,7 +97,8 @@ static void log_leaves(const struct ss_view *v, const char *what, double total)
 
 		if (strcmp(leaf, "[running]") == 0)
 			running += w;
-		else if (strcmp(leaf, "[runnable]") == 0)
+		else if (strcmp(leaf, "[runnable]") == 0 ||
+			 strcmp(leaf, "[not started]") == 0)
 			runnable += w;
 		else if (strncmp(leaf, "[waiting", 8) == 0)
 			waiting += w;
@@ -197,7 +198,7 @@ Test(e2e_go_record, w1_channel_receive_share, .timeout = 120,
  *  - (ticks + missed)/rate is the summary's elapsed time (within jitter);
  *  - every sample has root runtime.goexit, a state leaf and a stack or a
  *    "[failed to sample: ...]" leaf (check_go_samples), and each
- *    short-lived goroutine is [runnable] (not started), [running] or
+ *    short-lived goroutine is [not started], [runnable], [running] or
  *    failed: it never waits on anything.
  */
 Test(e2e_go_record, w2_short_lived_accounting, .timeout = 120,
@@ -254,6 +255,7 @@ Test(e2e_go_record, w2_short_lived_accounting, .timeout = 120,
 			const char *leaf = ss_frame_at(&v, sample, -1);
 
 			if (strcmp(leaf, "[runnable]") == 0 ||
+			    strcmp(leaf, "[not started]") == 0 ||
 			    strcmp(leaf, "[running]") == 0 || ss_is_failed_leaf(leaf))
 				continue;
 			bad_short++;
