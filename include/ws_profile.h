@@ -106,6 +106,10 @@ void ws_profile_set_frame_key(struct ws_profile *profile, enum ws_frame_key key)
 void ws_profile_set_title(struct ws_profile *profile, const char *title);
 void ws_profile_set_duration(struct ws_profile *profile, double seconds);
 void ws_profile_set_process(struct ws_profile *profile, int pid);
+/* When the recording began, in nanoseconds since the Unix epoch (pprof's
+ * time_nanos; 0: unknown). */
+void ws_profile_set_start_time(struct ws_profile *profile, uint64_t unix_ns);
+uint64_t ws_profile_start_time(const struct ws_profile *profile);
 void ws_profile_set_runtime(struct ws_profile *profile, const char *runtime);
 
 /* One module (an ELF file mapped in the target), for pprof's mappings.

@@ -105,6 +105,10 @@ void ws_sampler_destroy(struct ws_sampler *sampler);
 struct ws_error *ws_sampler_tick(struct ws_sampler *sampler,
 				 const struct ws_tick **ret);
 
+/* The target's symbols (valid until the next tick: an exec replaces
+ * them). */
+struct ws_symbols *ws_sampler_symbols(const struct ws_sampler *sampler);
+
 /* Name of the runtime in use ("threads"). */
 const char *ws_sampler_runtime_name(const struct ws_sampler *sampler);
 

@@ -87,6 +87,23 @@ bool ws_symbols_find_function(struct ws_symbols *symbols, const char *name,
  * of the section headers). */
 Elf_Scn *ws_module_find_section(Dwfl_Module *module, const char *name);
 
+/* One module of the target, for a profile's mappings. Strings live until
+ * ws_symbols_destroy (name, path) or the callback returns (build_id). */
+struct ws_symbols_module {
+	const char *name;      /* basename, as in ws_frame.module */
+	const char *path;      /* as mapped ("[vdso]" for the vDSO) */
+	const char *build_id;  /* hex, NULL if none */
+	uint64_t start, end;
+};
+
+/* Calls fn for each module, lowest address first (the executable before
+ * its libraries, as mapped). Stops at fn's error. A walk of the Dwfl's
+ * modules and a sort. */
+typedef struct ws_error *(*ws_symbols_module_fn)(
+	const struct ws_symbols_module *module, void *arg);
+struct ws_error *ws_symbols_modules(struct ws_symbols *symbols,
+				    ws_symbols_module_fn fn, void *arg);
+
 /* The underlying Dwfl, for DWARF type lookups (ws_dwtype). Owned by symbols. */
 Dwfl *ws_symbols_dwfl(struct ws_symbols *symbols);
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ws_clock.h"
@@ -18,6 +19,7 @@
 #include "ws_debugcache.h"
 #include "ws_folded.h"
 #include "ws_output_file.h"
+#include "ws_pprof.h"
 #include "ws_speedscope.h"
 #include "ws_profile.h"
 #include "ws_sampler.h"
@@ -149,14 +151,36 @@ static void describe_target(const struct ws_target *t, char *buf, size_t size)
 		snprintf(buf, size, "target gone");
 }
 
+static struct ws_error *add_module(const struct ws_symbols_module *m,
+				   void *arg)
+{
+	struct ws_profile_module pm = {
+		.name = m->name,
+		.path = m->path,
+		.build_id = m->build_id,
+		.start = m->start,
+		.limit = m->end,
+	};
+	return ws_profile_add_module(arg, &pm);
+}
+
 static struct ws_error *write_profile(struct recording *r)
 {
 	struct ws_output *out;
-	struct ws_error *err = ws_output_open(r->output_path, &out);
+	struct ws_error *err = NULL;
+	/* pprof's mappings: the modules the target has now (after an exec,
+	 * the new program's). */
+	if (r->options->format == WS_FORMAT_PPROF)
+		err = ws_symbols_modules(ws_sampler_symbols(r->sampler),
+					 add_module, r->profile);
+	if (!err)
+		err = ws_output_open(r->output_path, &out);
 	if (err)
 		return err;
 	if (r->options->format == WS_FORMAT_FOLDED)
 		err = ws_write_folded(r->profile, ws_output_file(out));
+	else if (r->options->format == WS_FORMAT_PPROF)
+		err = ws_write_pprof(r->profile, ws_output_file(out));
 	else
 		err = ws_write_speedscope(r->profile, ws_output_file(out));
 	if (err) {
@@ -276,6 +300,10 @@ int ws_cmd_record(const struct ws_options *o)
 	ws_target_resume_all(r.target);
 	ws_status_init(&r.status, !o->quiet && isatty(STDERR_FILENO),
 		       ws_now_ns());
+	struct timespec wall;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	ws_profile_set_start_time(r.profile, (uint64_t)wall.tv_sec * 1000000000u +
+						     (uint64_t)wall.tv_nsec);
 	err = sample_loop(&r);
 	uint64_t stop_ns = ws_now_ns();
 	/* The target keeps running (or stays in its group stop) from here. */

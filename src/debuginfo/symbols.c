@@ -594,6 +594,77 @@ bool ws_symbols_find_function(struct ws_symbols *symbols, const char *name,
 	return ff.address != 0;
 }
 
+struct module_list {
+	Dwfl_Module **modules;
+	size_t count, capacity;
+};
+
+static int collect_module(Dwfl_Module *mod, void **userdata,
+			  const char *modname, Dwarf_Addr start, void *arg)
+{
+	(void)userdata, (void)modname, (void)start;
+	struct module_list *list = arg;
+	if (list->count == list->capacity) {
+		size_t capacity = list->capacity ? list->capacity * 2 : 32;
+		Dwfl_Module **grown = realloc(list->modules,
+					      capacity * sizeof(*grown));
+		if (!grown)
+			return DWARF_CB_ABORT;
+		list->modules = grown;
+		list->capacity = capacity;
+	}
+	list->modules[list->count++] = mod;
+	return DWARF_CB_OK;
+}
+
+static int compare_modules(const void *a, const void *b)
+{
+	Dwarf_Addr x, y;
+	dwfl_module_info(*(Dwfl_Module *const *)a, NULL, &x, NULL, NULL, NULL,
+			 NULL, NULL);
+	dwfl_module_info(*(Dwfl_Module *const *)b, NULL, &y, NULL, NULL, NULL,
+			 NULL, NULL);
+	return (x > y) - (x < y);
+}
+
+struct ws_error *ws_symbols_modules(struct ws_symbols *symbols,
+				    ws_symbols_module_fn fn, void *arg)
+{
+	struct module_list list = {0};
+	dwfl_getmodules(symbols->dwfl, collect_module, &list, 0);
+	qsort(list.modules, list.count, sizeof(*list.modules), compare_modules);
+	struct ws_error *err = NULL;
+	bool out_of_memory = false;
+	for (size_t i = 0; i < list.count && !err; i++) {
+		Dwarf_Addr start, end;
+		const char *path = dwfl_module_info(list.modules[i], NULL,
+						    &start, &end, NULL, NULL,
+						    NULL, NULL);
+		const unsigned char *id;
+		GElf_Addr id_vaddr;
+		int id_len = dwfl_module_build_id(list.modules[i], &id,
+						  &id_vaddr);
+		char hex[2 * 64 + 1] = "";
+		for (int k = 0; k < id_len && k < 64; k++)
+			snprintf(hex + 2 * k, 3, "%02x", id[k]);
+		const char *slash = path ? strrchr(path, '/') : NULL;
+		struct ws_symbols_module m = {
+			.name = intern(symbols, slash ? slash + 1 : path,
+				       &out_of_memory),
+			.path = intern(symbols, path, &out_of_memory),
+			.build_id = id_len > 0 ? hex : NULL,
+			.start = start,
+			.end = end,
+		};
+		if (out_of_memory)
+			err = &ws_error_nomem;
+		else if (m.name)
+			err = fn(&m, arg);
+	}
+	free(list.modules);
+	return err;
+}
+
 Dwfl *ws_symbols_dwfl(struct ws_symbols *symbols)
 {
 	return symbols->dwfl;

@@ -397,6 +397,16 @@ void ws_profile_set_frame_key(struct ws_profile *profile, enum ws_frame_key key)
 		profile->frame_key = key;
 }
 
+void ws_profile_set_start_time(struct ws_profile *profile, uint64_t unix_ns)
+{
+	profile->start_unix_ns = unix_ns;
+}
+
+uint64_t ws_profile_start_time(const struct ws_profile *profile)
+{
+	return profile->start_unix_ns;
+}
+
 void ws_profile_set_process(struct ws_profile *profile, int pid)
 {
 	profile->pid = pid;
@@ -802,7 +812,9 @@ struct ws_error *ws_profile_visit_samples(const struct ws_profile *profile,
 			memcpy(buf, profile->stack_pool + stack->offset,
 			       stack->depth * sizeof(*buf));
 			size_t depth = stack->depth;
-			if (!context->leaf_is_state)
+			/* A state with no stack at all keeps its leaf: a
+			 * sample is never without a location. */
+			if (!context->leaf_is_state || depth == 0)
 				buf[depth++] = context->leaf;
 			struct ws_profile_sample sample = {
 				.lines = buf,

@@ -158,6 +158,7 @@ struct ws_profile {
 	char *title;
 	char *runtime;
 	int pid;
+	uint64_t start_unix_ns;
 	size_t sample_count;
 
 	struct string_chunk *strings;

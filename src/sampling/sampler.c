@@ -160,6 +160,11 @@ void ws_sampler_destroy(struct ws_sampler *s)
 	free(s);
 }
 
+struct ws_symbols *ws_sampler_symbols(const struct ws_sampler *s)
+{
+	return s->symbols;
+}
+
 const char *ws_sampler_runtime_name(const struct ws_sampler *s)
 {
 	return ws_runtime_name(s->runtime);

@@ -1,0 +1,139 @@
+/*
+ * End-to-end tests of `-f pprof`, judged by Go's own `go tool pprof`
+ * (/usr/local/go's, else the one the Go fixtures are built with): it must
+ * read the file without a warning, show the fixtures' known stacks with
+ * their leaf functions as leaves (states are labels, not frames), list the
+ * states, wait reasons and ids with -tags, select samples with -tagfocus,
+ * and total the recording's task-seconds: threads_blocked's 7 threads for
+ * every tick of an attach, and go_parked_n's parked goroutines, every one
+ * sampled at every tick.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "e2e_util.h"
+#include "fixture_truth.h"
+#include "pprof_tool.h"
+#include "summary.h"
+#include "wallspy_run.h"
+
+E2E_SERIAL_TESTS()
+
+enum { RATE_HZ = 100 };
+
+Test(e2e_pprof, threads_stacks_labels_and_total, .timeout = 400,
+     .fini = e2e_cleanup)
+{
+	pid_t pid = e2e_start_fixture("threads_blocked", "60", "ready", 10000);
+	const char *opts[] = { "-d", "1.5", "-f", "pprof", NULL };
+	const char *out;
+	struct e2e_result res = e2e_attach(pid, opts, "out.pb.gz", &out, 30000);
+	struct e2e_summary s = e2e_parse_summary(res.err);
+
+	/* No state in any frame: -top lists functions only. */
+	const char *top = pt_run(out, (const char *[]){ "-top", "-nodecount=1000", NULL });
+	cr_assert_null(strstr(top, "[waiting"), "a state as a frame: %s", top);
+	cr_assert_null(strstr(top, "[running]"), "a state as a frame: %s", top);
+
+	/* Each thread's chain, its inner function right below its outer one
+	 * (pprof -traces prints leaf first, one frame a line). */
+	const char *traces = pt_run(out, (const char *[]){ "-traces", NULL });
+	for (int t = 0; t < TB_THREADS; t++) {
+		char chain[256];
+		snprintf(chain, sizeof(chain), "%s\n             %s\n",
+			 tb_threads[t].inner, tb_threads[t].outer);
+		cr_expect(strstr(traces, chain), "no %s above %s in -traces",
+			  tb_threads[t].inner, tb_threads[t].outer);
+	}
+	/* The spinner's leaf is its own function. */
+	cr_expect(strstr(traces, "  spinner_block\n             spinner_outer\n"),
+		  "spinner_block is not a leaf: %s", traces);
+
+	/* Labels: every state and wait reason by name, ids as numbers. */
+	const char *tags = pt_run(out, (const char *[]){ "-tags", NULL });
+	for (int t = 0; t < TB_THREADS; t++) {
+		const char *reason = tb_threads[t].wait_reason;
+		const char *alt = tb_threads[t].wait_reason_alt;
+		char want[64];
+		if (!reason)
+			continue;
+		snprintf(want, sizeof(want), ": %s\n", reason);
+		bool found = strstr(tags, want) != NULL;
+		if (!found && alt) {
+			snprintf(want, sizeof(want), ": %s\n", alt);
+			found = strstr(tags, want) != NULL;
+		}
+		cr_expect(found, "wait_reason %s missing from -tags: %s", reason, tags);
+	}
+	cr_expect(strstr(tags, " state: ") && strstr(tags, ": waiting\n") &&
+		  strstr(tags, ": running\n"), "-tags: %s", tags);
+	char tid[32];
+	snprintf(tid, sizeof(tid), ": %d\n", e2e_thread_named(pid, "t_spin"));
+	cr_expect(strstr(tags, " thread_id: ") && strstr(tags, tid),
+		  "thread ids missing from -tags: %s", tags);
+	cr_expect(strstr(tags, " task_name: ") && strstr(tags, ": t_mutex\n"),
+		  "-tags: %s", tags);
+
+	/* -tagfocus selects by label: the pipe reader alone. */
+	const char *read_top = pt_run(out, (const char *[]){
+		"-top", "-tagfocus=wait_reason=read", NULL });
+	cr_expect(pt_line_with(read_top, (const char *[]){ "pipe_reader_block", NULL }),
+		  "-tagfocus=wait_reason=read: %s", read_top);
+	cr_expect_null(pt_line_with(read_top, (const char *[]){ "spinner_block", NULL }),
+		       "-tagfocus=wait_reason=read shows the spinner: %s", read_top);
+
+	/* The total is the task-seconds: 7 threads (the table's and main) at
+	 * every tick, each tick weighing (1 + missed) / rate. */
+	double want = (TB_THREADS + 1) * (double)(s.ticks + s.missed) / RATE_HZ;
+	double total = pt_total(out, NULL);
+	cr_log_info("pprof total %.3f s, %d threads x (%ld ticks + %ld missed) "
+		    "/ %d Hz = %.3f s", total, TB_THREADS + 1, s.ticks, s.missed,
+		    RATE_HZ, want);
+	cr_expect(fabs(total - want) < 0.0015, "pprof total %.3f s, task-seconds "
+		  "%.3f s", total, want);
+	e2e_check_healthy_then_stop(pid);
+}
+
+/*
+ * Go: goroutine ids as numeric labels, Go's wait reasons whole (pprof
+ * trims parenthesised suffixes from frame names, not from labels: "force
+ * gc (idle)" stays), -tagfocus=wait_reason=chan receive selects the
+ * receivers, and the parked goroutines' total is theirs: 400 goroutines,
+ * 100 per chain, each at every tick (no budget).
+ */
+Test(e2e_pprof, go_labels_and_total, .timeout = 400, .fini = e2e_cleanup)
+{
+	const char *args[] = { "400", NULL };
+	struct e2e_proc proc = e2e_start_go("go/go_parked_n", args, 30000);
+	const char *opts[] = { "-d", "1.5", "-f", "pprof", "--max-pause", "0",
+			       "--max-cpu", "0", NULL };
+	const char *out;
+	struct e2e_result res = e2e_attach(proc.pid, opts, "out.pb.gz", &out, 60000);
+	struct e2e_summary s = e2e_parse_summary(res.err);
+
+	const char *tags = pt_run(out, (const char *[]){ "-tags", NULL });
+	cr_expect(strstr(tags, " goroutine: "), "no goroutine label: %s", tags);
+	cr_expect(strstr(tags, ": chan receive\n") && strstr(tags, ": select\n") &&
+		  strstr(tags, ": semacquire\n"), "-tags: %s", tags);
+	cr_expect(strstr(tags, ": force gc (idle)\n"),
+		  "\"force gc (idle)\" not whole in -tags: %s", tags);
+
+	const char *recv = pt_run(out, (const char *[]){
+		"-top", "-tagfocus=wait_reason=chan receive", NULL });
+	cr_expect(pt_line_with(recv, (const char *[]){ "main.recvInner", NULL }),
+		  "-tagfocus=wait_reason=chan receive: %s", recv);
+	cr_expect_null(pt_line_with(recv, (const char *[]){ "main.selectInner", NULL }),
+		       "chan receive focus shows select: %s", recv);
+
+	double want = 100 * (double)(s.ticks + s.missed) / RATE_HZ;
+	double got = pt_total(out, (const char *[]){ "-focus=main.recvOuter", NULL });
+	cr_log_info("main.recvOuter: %.3f s, 100 x (%ld + %ld) / %d Hz = %.3f s",
+		    got, s.ticks, s.missed, RATE_HZ, want);
+	cr_expect(fabs(got - want) < 0.0015, "main.recvOuter %.3f s, expected %.3f s",
+		  got, want);
+	e2e_kill(proc.pid);
+}
