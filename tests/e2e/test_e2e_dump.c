@@ -72,7 +72,8 @@ static void check_frame_shape(const cJSON *frame)
 static void check_task_shape(const cJSON *task)
 {
 	static const char *const keys[] = { "id", "name", "thread", "state",
-					    "wait_reason", "error", "frames", NULL };
+					    "wait_reason", "error", "not_started",
+					    "frames", NULL };
 	const cJSON *frames = cJSON_GetObjectItem(task, "frames");
 	const cJSON *frame;
 
@@ -83,6 +84,7 @@ static void check_task_shape(const cJSON *task)
 	cr_assert(cJSON_IsString(cJSON_GetObjectItem(task, "state")));
 	cr_assert(is_null_or(cJSON_GetObjectItem(task, "wait_reason"), cJSON_IsString));
 	cr_assert(is_null_or(cJSON_GetObjectItem(task, "error"), cJSON_IsString));
+	cr_assert(cJSON_IsBool(cJSON_GetObjectItem(task, "not_started")));
 	cr_assert(cJSON_IsArray(frames));
 	cJSON_ArrayForEach(frame, frames)
 		check_frame_shape(frame);
