@@ -87,6 +87,9 @@ struct ws_tick {
 	struct ws_frame *frames;
 	uint64_t start_ns;           /* CLOCK_MONOTONIC when the stop began */
 	uint64_t pause_ns;           /* how long the target was stopped */
+	/* Of the tick's time, how much went into naming addresses seen for
+	 * the first time (loading debug info): start-up work, not load. */
+	uint64_t cold_naming_ns;
 };
 
 struct ws_sampler;

@@ -68,6 +68,11 @@ const struct ws_location *ws_symbols_lookup(struct ws_symbols *symbols,
 					    uint64_t pc,
 					    bool is_return_address);
 
+/* Nanoseconds spent so far resolving addresses for the first time (cache
+ * misses: loading debug info, parsing line tables), so a caller can tell
+ * a tick slowed by first sights from one slowed by its steady work. */
+uint64_t ws_symbols_cold_ns(const struct ws_symbols *symbols);
+
 /* Re-reads /proc/PID/maps when new modules may have appeared (dlopen): call
  * it when a lookup found no module (frames[0].module == NULL) for an address
  * that should have one, not every tick (~0.1-0.2 ms for a dozen modules,

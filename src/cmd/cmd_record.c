@@ -37,6 +37,9 @@ struct recording {
 	char *output_path;
 	bool interrupted;
 	uint64_t failed_ticks, failed_ticks_in_row;
+	/* The last tick's cost, from its firing to its samples added, and
+	 * the part of it spent naming addresses for the first time. */
+	uint64_t last_work_ns, last_cold_ns;
 };
 
 static struct ws_error *add_tick(struct recording *r,
@@ -92,8 +95,15 @@ static struct ws_error *sample_loop(struct recording *r)
 		/* A sample stands for the time since the previous one: when
 		 * ticks were missed (wallspy was late), it carries theirs too
 		 * (due.weight). */
+		/* Late because the last tick loaded debug info for new
+		 * addresses (the first ticks do, and any new code path): a
+		 * lower rate would not help, so it is no "falling behind". */
+		bool excused = r->last_work_ns - r->last_cold_ns < timer.interval_ns &&
+			       r->last_work_ns >= timer.interval_ns;
 		struct ws_timer_tick due;
-		if (!ws_timer_fire(&timer, ws_now_ns(), r->status.ticks, &due))
+		uint64_t fired_ns = ws_now_ns();
+		if (!ws_timer_fire(&timer, fired_ns, r->status.ticks, excused,
+				   &due))
 			return NULL;
 		r->status.missed_ticks += due.missed;
 		if (due.warn_late) {
@@ -128,10 +138,17 @@ static struct ws_error *sample_loop(struct recording *r)
 		r->failed_ticks_in_row = 0;
 		if (tick->ntasks == 0)
 			continue; /* the target exited during the tick */
-		ws_status_tick(&r->status, tick->pause_ns, tick->ntasks);
+		/* Live tasks: each sample stands for `scale` of them. */
+		double live = 0;
+		for (size_t i = 0; i < tick->ntasks; i++)
+			live += tick->tasks[i].scale;
+		ws_status_tick(&r->status, tick->pause_ns, tick->ntasks,
+			       (size_t)(live + 0.5));
 		err = add_tick(r, tick, &due);
 		if (err)
 			return err;
+		r->last_work_ns = ws_now_ns() - fired_ns;
+		r->last_cold_ns = tick->cold_naming_ns;
 		ws_status_draw(&r->status, ws_now_ns());
 	}
 }

@@ -35,7 +35,8 @@ uint64_t ws_timer_next(struct ws_timer *timer)
 }
 
 bool ws_timer_fire(struct ws_timer *timer, uint64_t now_ns,
-		   uint64_t recorded_ticks, struct ws_timer_tick *tick)
+		   uint64_t recorded_ticks, bool excused,
+		   struct ws_timer_tick *tick)
 {
 	if (now_ns >= timer->end_ns)
 		return false;
@@ -48,7 +49,7 @@ bool ws_timer_fire(struct ws_timer *timer, uint64_t now_ns,
 	if (now_ns > deadline + timer->interval_ns) {
 		tick->missed = (now_ns - deadline) / timer->interval_ns;
 		timer->k += tick->missed;
-		if (!timer->warned_late &&
+		if (!timer->warned_late && !excused &&
 		    recorded_ticks >= WS_TIMER_SETTLING_TICKS) {
 			timer->warned_late = true;
 			tick->warn_late = true;

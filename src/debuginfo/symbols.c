@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ws_clock.h"
 #include "ws_debugcache.h"
 #include "ws_hash.h"
 
@@ -48,6 +49,7 @@ struct ws_symbols {
 	size_t strings_capacity;
 	size_t strings_count;
 	struct symbols_index index;	/* for modules without aranges */
+	uint64_t cold_ns;		/* time in resolve(), summed */
 };
 
 enum {
@@ -664,7 +666,9 @@ const struct ws_location *ws_symbols_lookup(struct ws_symbols *symbols,
 		slot = cache_slot(symbols, pc, is_return_address);
 	}
 
+	uint64_t cold_start = ws_now_ns();
 	struct ws_location *location = resolve(symbols, pc, is_return_address);
+	symbols->cold_ns += ws_now_ns() - cold_start;
 	if (!location)
 		return &nomem_location;
 	*slot = (struct cache_slot){
@@ -827,6 +831,11 @@ struct ws_error *ws_symbols_modules(struct ws_symbols *symbols,
 	}
 	free(list.modules);
 	return err;
+}
+
+uint64_t ws_symbols_cold_ns(const struct ws_symbols *symbols)
+{
+	return symbols->cold_ns;
 }
 
 Dwfl *ws_symbols_dwfl(struct ws_symbols *symbols)

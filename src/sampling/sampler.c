@@ -490,7 +490,9 @@ struct ws_error *ws_sampler_tick(struct ws_sampler *s,
 		     sizeof(*tick->tasks)))
 		return &ws_error_nomem;
 	uint64_t unwind_start = ws_now_ns();
+	uint64_t cold_before = ws_symbols_cold_ns(s->symbols);
 	err = unwind_all(s);
+	tick->cold_naming_ns = ws_symbols_cold_ns(s->symbols) - cold_before;
 	if (err)
 		return err;
 	ws_budget_note_unwind(&s->budget, ws_now_ns() - unwind_start,
