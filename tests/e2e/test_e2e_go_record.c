@@ -1,8 +1,9 @@
 /*
- * End-to-end tests of `wallspy record` on Go programs: the seed's three
- * workloads (background/julia-walltime-profiler-discussion.txt) as Go
- * fixtures (fixtures/go/go_workload1-3, scaled down through their
- * arguments), each speedscope profile parsed with cJSON and checked for the
+ * End-to-end tests of `wallspy record` on Go programs: the seed's workloads
+ * 1 and 2 (background/julia-walltime-profiler-discussion.txt) as Go
+ * fixtures (fixtures/go/go_workload1-2, scaled down through their
+ * arguments, recorded to their end; test_e2e_seed has all three at the
+ * seed's sizes), each speedscope profile parsed with cJSON and checked for the
  * seed's shape and for the root-frame contract (every goroutine sample,
  * running or parked, starts at runtime.goexit); a short recording of 10k
  * parked goroutines whose pause is held to the pause budget and to Go's
@@ -303,53 +304,8 @@ Test(e2e_go_record, w2_short_lived_accounting, .timeout = 120,
 		     bad_short_text);
 }
 
-/*
- * Workload 3 (compute_heavy: 4096 tasks x 2^22 square roots plus one task
- * blocked on a channel in the seed). Go runs its default GOMAXPROCS (2
- * here) and starts a waiting goroutine about once per 10-20 ms time slice,
- * showing goroutines not yet started as their entry + [runnable], outside
- * sum_of_sqrt; the runtime's own ~6 parked goroutines count too. So the
- * not-started share is about slice / (2 x work per goroutine) and the
- * parked share 7 / (N + 7). Measured: 112 x 2^25 gave 74-89 % and
- * 96 x 2^26 gave 78-91 % (too close to the bar); 96 x 2^27 (~0.5 s of work
- * each) halves the not-started share; asserted >= 80 % (the seed's
- * shape); ~25-35 s.
- */
-Test(e2e_go_record, w3_compute_share, .timeout = 180,
-     .fini = e2e_cleanup_adopting)
-{
-	const char *args[] = { "96", "134217728", NULL };
-	const char *out;
-	struct e2e_result res = record(NULL, "go_workload3", args, &out, 170000);
-	double in_sqrt = 0, waiter = 0, not_started = 0;
-
-	cr_assert(strstr(res.err, "target exited with status 0"), "stderr: %s",
-		  res.err);
-	struct ss_view v = ss_load(out);
-	double total = check_go_samples(&v);
-
-	SS_FOR_EACH_SAMPLE(&v, profile, sample, w) {
-
-		if (ss_has(&v, sample, "main.sum_of_sqrt"))
-			in_sqrt += w;
-		if (cJSON_GetArraySize(sample) == 3 &&
-		    strcmp(ss_frame_at(&v, sample, -1), "[runnable]") == 0)
-			not_started += w;
-		if (ss_has(&v, sample, "main.waitOnChannel") &&
-		    strcmp(ss_frame_at(&v, sample, -1), "[waiting: chan receive]") == 0)
-			waiter += w;
-	}
-	log_leaves(&v, "w3", total);
-	cr_log_info("w3: %.1f %% of %.2f s under main.sum_of_sqrt, %.1f %% not "
-		    "started (entry;[runnable]); channel waiter %.2f s; %s",
-		    100 * in_sqrt / total, total, 100 * not_started / total, waiter,
-		    e2e_parse_summary(res.err).line);
-	cr_assert_gt(total, 0);
-	cr_assert_geq(in_sqrt, 0.80 * total,
-		      "only %.1f %% of goroutine weight under main.sum_of_sqrt",
-		      100 * in_sqrt / total);
-	cr_assert_gt(waiter, 0, "the goroutine parked on the channel is missing");
-}
+/* Workload 3 at the seed's own sizes, in both modes (with and without
+ * --started-only), is test_e2e_seed's. */
 
 /* wallspy's pause budget per tick, --max-pause, when not given (wallspy(1)). */
 #define DEFAULT_MAX_PAUSE_MS 1.0
