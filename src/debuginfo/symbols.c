@@ -464,6 +464,38 @@ static const char *unnamed_function(struct ws_symbols *symbols,
 	return intern(symbols, name, out_of_memory);
 }
 
+/* A Go function's name from its module's .gopclntab (see
+ * symbols_gopclntab.c), for pcs the symbol table misses. A return address
+ * (pc, looked up as lookup_pc = pc - 1) is backed up only when it is past
+ * its function's entry, as Go's traceback does: Go 1.19 saves
+ * runtime.systemstack_switch's entry as the pc of a goroutine on the
+ * system stack, and the byte before is the padding after runtime.mcall.
+ * NULL when the module has no table or it does not cover the pc. A scan
+ * of the section headers and a binary search: cold lookups only. */
+static const char *go_function(struct ws_symbols *symbols, Dwfl_Module *module,
+			       Dwarf_Addr lookup_pc, Dwarf_Addr pc,
+			       bool *out_of_memory)
+{
+	Elf_Scn *scn = ws_module_find_section(module, ".gopclntab");
+	Elf_Scn *text = ws_module_find_section(module, ".text");
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	GElf_Shdr text_header;
+	GElf_Addr bias;
+	if (!data || !data->d_buf || !text ||
+	    !gelf_getshdr(text, &text_header) ||
+	    !dwfl_module_getelf(module, &bias))
+		return NULL;
+	uint64_t entry = 0;
+	const char *name = symbols_gopclntab_lookup(
+		data->d_buf, data->d_size, text_header.sh_addr, pc - bias,
+		&entry);
+	if (lookup_pc != pc && (!name || entry != pc - bias))
+		name = symbols_gopclntab_lookup(data->d_buf, data->d_size,
+						text_header.sh_addr,
+						lookup_pc - bias, NULL);
+	return name ? intern(symbols, name, out_of_memory) : NULL;
+}
+
 /* Resolves pc from scratch. Returns NULL on out of memory. */
 static struct ws_location *resolve(struct ws_symbols *symbols, uint64_t pc,
 				   bool is_return_address)
@@ -535,7 +567,8 @@ static struct ws_location *resolve(struct ws_symbols *symbols, uint64_t pc,
 	if (!add_dwarf_frames(symbols, chain, depth, &base, &location,
 			      &out_of_memory) && !out_of_memory) {
 		/* No DWARF function (stripped module, assembly, PLT): the
-		 * symbol table, a linear scan (~0.5 ms in libc). */
+		 * symbol table, a linear scan (~0.5 ms in libc), then Go's
+		 * function table. */
 		GElf_Off offset;
 		GElf_Sym sym;
 		const char *name = dwfl_module_addrinfo(module, lookup_pc,
@@ -552,6 +585,10 @@ static struct ws_location *resolve(struct ws_symbols *symbols, uint64_t pc,
 							symbol_name_length(name),
 							&out_of_memory);
 		if (!name)
+			frame->function = go_function(symbols, module,
+						      lookup_pc, pc,
+						      &out_of_memory);
+		if (!name && !frame->function)
 			frame->function = unnamed_function(symbols, module,
 							   start, lookup_pc,
 							   &out_of_memory);
