@@ -856,7 +856,13 @@ struct ws_error *ws_symbols_modules(struct ws_symbols *symbols,
 			.name = path ? intern(symbols, module_basename(path),
 					      &out_of_memory)
 				     : NULL,
-			.path = intern(symbols, path, &out_of_memory),
+			/* "[vdso]", as the header says: no PID in a
+			 * mapping's name either. */
+			.path = intern(symbols,
+				       path && strncmp(path, "[vdso", 5) == 0
+					       ? "[vdso]"
+					       : path,
+				       &out_of_memory),
 			.build_id = id_len > 0 ? hex : NULL,
 			.start = start,
 			.end = end,

@@ -1,10 +1,12 @@
 /*
  * End-to-end tests of `-f pprof`, judged by Go's own `go tool pprof`
  * (/usr/local/go's, else the one the Go fixtures are built with): it must
- * read the file without a warning, show the fixtures' known stacks with
- * their leaf functions as leaves (states are labels, not frames), list the
- * states, wait reasons and ids with -tags, select samples with -tagfocus,
- * and total the recording's task-seconds: threads_blocked's 7 threads for
+ * read the file without a warning, print its header (sample and period
+ * types, period, start time, duration) and the fixture's mapping with its
+ * file and build ID, show the fixtures' known stacks with their leaf
+ * functions as leaves (states are labels, not frames) and their labels,
+ * list the states, wait reasons and ids with -tags, select samples with
+ * -tagfocus (ids as numbers), and total the recording's task-seconds: threads_blocked's 7 threads for
  * every tick of an attach, and go_parked_n's parked goroutines, every one
  * sampled at every tick.
  */
@@ -12,10 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <criterion/criterion.h>
 
 #include "e2e_util.h"
+#include "elf_util.h"
 #include "fixture_truth.h"
 #include "pprof_tool.h"
 #include "summary.h"
@@ -31,8 +35,41 @@ Test(e2e_pprof, threads_stacks_labels_and_total, .timeout = 400,
 	pid_t pid = e2e_start_fixture("threads_blocked", "60", "ready", 10000);
 	const char *opts[] = { "-d", "1.5", "-f", "pprof", NULL };
 	const char *out;
+	time_t before = time(NULL);
 	struct e2e_result res = e2e_attach(pid, opts, "out.pb.gz", &out, 30000);
+	time_t after = time(NULL);
 	struct e2e_summary s = e2e_parse_summary(res.err);
+
+	/* The header, as pprof prints it raw: sample types, period (1e9 /
+	 * rate ns), when the recording started and how long it took. */
+	const char *raw = pt_run(out, (const char *[]){ "-raw", NULL });
+	cr_expect(strstr(raw, "\nPeriodType: wall nanoseconds\n") &&
+		  strstr(raw, "\nPeriod: 10000000\n") &&
+		  strstr(raw, "\nsamples/count wall/nanoseconds[dflt]\n"),
+		  "-raw header: %.400s", raw);
+	const char *when = strstr(raw, "\nTime: ");
+	struct tm tm = {0};
+	cr_assert(when && strptime(when + 7, "%Y-%m-%d %H:%M:%S", &tm),
+		  "-raw: no Time: %.400s", raw);
+	time_t started = timegm(&tm);
+	cr_expect(started >= before - 1 && started <= after,
+		  "Time %ld, the attach ran from %ld to %ld", (long)started,
+		  (long)before, (long)after);
+	const char *duration = strstr(raw, "\nDuration: ");
+	double seconds = 0;
+	cr_expect(duration && sscanf(duration, "\nDuration: %lf", &seconds) == 1 &&
+		  seconds > 1.4 && seconds < 1.7, "-d 1.5, Duration: %.3f", seconds);
+	/* The fixture's mapping: its file and the build ID its ELF notes
+	 * hold; the vDSO's without a PID. */
+	char build_id[129];
+	const char *fixture = e2e_fixture("threads_blocked");
+	cr_assert(e2e_elf_build_id(fixture, build_id), "%s: no build ID", fixture);
+	const char *mappings = strstr(raw, "\nMappings\n");
+	cr_assert_not_null(mappings, "-raw: no mappings");
+	cr_expect(pt_line_with(mappings, (const char *[]){ fixture, build_id, NULL }),
+		  "no mapping %s %s in: %s", fixture, build_id, mappings);
+	cr_expect(!strstr(mappings, "[vdso:"), "a PID in the vDSO's mapping: %s",
+		  mappings);
 
 	/* No state in any frame: -top lists functions only. */
 	const char *top = pt_run(out, (const char *[]){ "-top", "-nodecount=1000", NULL });
@@ -77,6 +114,28 @@ Test(e2e_pprof, threads_stacks_labels_and_total, .timeout = 400,
 		  "thread ids missing from -tags: %s", tags);
 	cr_expect(strstr(tags, " task_name: ") && strstr(tags, ": t_mutex\n"),
 		  "-tags: %s", tags);
+
+	/* -traces shows each stack with its labels: the pipe reader's
+	 * reason on the pipe reader's trace. */
+	const char *trace = strstr(traces, "wait_reason:  read\n");
+	const char *next = trace ? strstr(trace, "-----------+") : NULL;
+	const char *leaf = trace ? strstr(trace, "pipe_reader_block") : NULL;
+	cr_expect(leaf && (!next || leaf < next),
+		  "no trace with wait_reason read and pipe_reader_block: %s",
+		  traces);
+
+	/* Numeric labels are numbers: pprof reads -tagfocus=KEY=N as a
+	 * numeric range, which never matches a string label. The spinner's
+	 * thread id selects the spinner alone. */
+	char focus[64];
+	snprintf(focus, sizeof(focus), "-tagfocus=thread_id=%d",
+		 e2e_thread_named(pid, "t_spin"));
+	const char *spin_top = pt_run(out, (const char *[]){ "-top", focus, NULL });
+	cr_expect(pt_line_with(spin_top, (const char *[]){ "spinner_block", NULL }),
+		  "%s: %s", focus, spin_top);
+	cr_expect_null(pt_line_with(spin_top, (const char *[]){ "pipe_reader_block",
+								NULL }),
+		       "%s shows the pipe reader: %s", focus, spin_top);
 
 	/* -tagfocus selects by label: the pipe reader alone. */
 	const char *read_top = pt_run(out, (const char *[]){
