@@ -196,3 +196,52 @@ Test(e2e_pprof, go_labels_and_total, .timeout = 400, .fini = e2e_cleanup)
 		  got, want);
 	e2e_kill(proc.pid);
 }
+
+/* The line of fixtures/FILE holding `text` (its first), from the source. */
+static int source_line(const char *file, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/fixtures/%s", WS_SOURCE_DIR, file);
+	char *source = e2e_read_file(path);
+	cr_assert_not_null(source, "%s", path);
+	const char *at = strstr(source, text);
+	cr_assert_not_null(at, "%s: no \"%s\"", path, text);
+	int line = 1;
+	for (const char *p = source; p < at; p++)
+		line += *p == '\n';
+	return line;
+}
+
+/*
+ * Inlined calls: fixtures/spin_inline.c spins in spin_inlined_step, a
+ * static inline function -O2 expands into spin_outer. pprof must see one
+ * location per pc with two Line entries, innermost first: -traces marks
+ * the inlined function "(inline)" right above its caller, and -raw lists
+ * the caller's line at the call, as the source has it.
+ */
+Test(e2e_pprof, inlined_calls_are_lines_of_one_location, .timeout = 300,
+     .fini = e2e_cleanup)
+{
+	const char *opts[] = { "-f", "pprof", NULL };
+	const char *target[] = { e2e_fixture("spin_inline"), "1", NULL };
+	const char *out;
+	e2e_record(opts, target, &out, 30000);
+
+	const char *traces = pt_run(out, (const char *[]){ "-traces", NULL });
+	cr_expect(strstr(traces, "  spin_inlined_step (inline)\n"
+				 "             spin_outer\n"),
+		  "no spin_inlined_step (inline) above spin_outer: %s", traces);
+
+	char call[64];
+	snprintf(call, sizeof(call), "spin_inline.c:%d:",
+		 source_line("spin_inline.c", "x = spin_inlined_step(x);"));
+	const char *raw = pt_run(out, (const char *[]){ "-raw", NULL });
+	const char *inner = pt_line_with(strstr(raw, "\nLocations\n"),
+					 (const char *[]){ "spin_inlined_step",
+							   "spin_inline.c:", NULL });
+	cr_assert_not_null(inner, "-raw: no spin_inlined_step line: %s", raw);
+	const char *outer = strchr(inner, '\n') + 1;
+	cr_expect(pt_line_with(outer, (const char *[]){ "spin_outer", call, NULL }) == outer,
+		  "the line after spin_inlined_step's is not spin_outer at %s: %.300s",
+		  call, inner);
+}
