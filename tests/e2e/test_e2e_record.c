@@ -184,33 +184,53 @@ Test(e2e_record, default_output_names, .timeout = 60, .fini = e2e_cleanup)
 	}
 }
 
-Test(e2e_record, folded, .timeout = 60, .fini = e2e_cleanup)
+/* Folded output, by default and with --lines (frames of one name then
+ * differ by line): lines "root;...;leaf COUNT", root first, and one line
+ * per distinct stack, as flamegraph.pl and speedscope read it. */
+static void check_folded(const char *mode)
 {
 	const char *dir = e2e_tmpdir();
 	const char *out = e2e_path(dir, "out.folded");
-	char *argv[] = { (char *)e2e_wallspy(), "record", "-f", "folded", "-o",
-			 (char *)out, "--", (char *)e2e_fixture("threads_blocked"),
-			 "1", NULL };
+	char *argv[11] = { (char *)e2e_wallspy(), "record", "-f", "folded", "-o",
+			   (char *)out };
+	int n = 6;
 	struct e2e_result res;
 	bool spinner = false, mutex_chain = false;
 	int lines = 0;
 
+	if (mode)
+		argv[n++] = (char *)mode;
+	argv[n++] = "--";
+	argv[n++] = (char *)e2e_fixture("threads_blocked");
+	argv[n++] = "1";
 	e2e_run(argv, dir, 30000, &res);
 	check_success(&res, "target exited with status 0");
 	char *text = e2e_read_file(out);
 	cr_assert_not_null(text, "no %s", out);
+	char *stacks[4096];
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-		lines++;
 		cr_assert(e2e_match(line, "^[^ ].* [0-9]+$"), "bad folded line: %s",
 			  line);
 		spinner |= strstr(line, ";spinner_block;") != NULL;
 		/* Root first: the caller precedes the callee. */
 		mutex_chain |= strstr(line, ";mutex_waiter_outer;mutex_waiter_block;") != NULL;
+		*strrchr(line, ' ') = '\0';
+		for (int i = 0; i < lines; i++)
+			cr_expect_str_neq(stacks[i], line, "%s: stack on two "
+					  "lines: %s", mode ? mode : "default", line);
+		cr_assert_lt(lines, 4096);
+		stacks[lines++] = line;
 	}
 	cr_assert_gt(lines, 0, "empty folded output");
 	cr_assert(spinner, "no ;spinner_block; in the folded output");
 	cr_assert(mutex_chain, "no ;mutex_waiter_outer;mutex_waiter_block; in "
 		  "the folded output");
+}
+
+Test(e2e_record, folded, .timeout = 60, .fini = e2e_cleanup)
+{
+	check_folded(NULL);
+	check_folded("--lines");
 }
 
 Test(e2e_record, attach_duration, .timeout = 60, .fini = e2e_cleanup)
