@@ -466,8 +466,11 @@ static void check_task_profiles_pure(const struct ss_view *v)
 		const cJSON *sample;
 		int idle = 0, task = 0;
 
+		/* Gaps (empty samples: a worker busy, not idle) are
+		 * neither. */
 		cJSON_ArrayForEach(sample, cJSON_GetObjectItem(profile, "samples"))
-			is_idle_sample(v, sample) ? idle++ : task++;
+			if (sample->child)
+				is_idle_sample(v, sample) ? idle++ : task++;
 		if (!idle || !task)
 			continue;
 		if (!mixed++)
