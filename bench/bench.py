@@ -97,7 +97,8 @@ MODES = {
 }
 
 SUMMARY_RE = re.compile(
-    r"wallspy: (?P<seconds>[\d.]+) s, (?P<ticks>\d+) ticks, (?P<tasks>\d+) tasks, "
+    r"wallspy: (?P<seconds>[\d.]+) s, (?P<ticks>\d+) ticks, (?P<tasks>\d+) tasks"
+    r"(?: \(\d+ sampled per tick\))?, "
     r"(?P<samples>\d+) samples, pause median (?P<median>[\d.]+) ms "
     r"p99 (?P<p99>[\d.]+) ms max (?P<max>[\d.]+) ms"
     r"(?:, (?P<missed>\d+) missed ticks)?")
@@ -390,6 +391,8 @@ def build(args):
     pkg = subprocess.run(["pkg-config", "--libs", "libdw", "libelf", "libunwind-ptrace",
                           "libunwind-generic", "libcjson", "zlib"], stdout=subprocess.PIPE,
                          text=True, check=True).stdout.split()
+    # libiberty (the demangler) has no pkg-config file: a static library.
+    pkg.append("-liberty")
     probe = os.path.join(fixtures, "symbol_lookup.c")
     compile_if_stale("symbol_lookup",
                      [probe, library, os.path.join(ROOT, "include", "ws_symbols.h")],

@@ -30,11 +30,12 @@ enum ws_command {
 enum ws_format {
 	WS_FORMAT_SPEEDSCOPE,
 	WS_FORMAT_FOLDED,
+	WS_FORMAT_PPROF,           /* gzipped profile.proto (go tool pprof) */
 };
 
 struct ws_options {
 	enum ws_command command;
-	const char *output;        /* NULL: wallspy-PID.speedscope.json/.folded */
+	const char *output;        /* NULL: wallspy-PID.speedscope.json/.folded/.pb.gz */
 	enum ws_format format;
 	double rate;               /* Hz */
 	double duration;           /* seconds; 0 = until exit or Ctrl-C */
@@ -52,6 +53,9 @@ struct ws_options {
 	bool stop_all;             /* --stop-all: no live ticks */
 	bool keep_running;         /* record --keep-running */
 	bool system_tasks;         /* --system-tasks: the runtime's own too */
+	bool lines;                /* --lines: a frame per line, not function */
+	bool started_only;         /* --started-only: leave out tasks that
+				    * have not started ([not started]) */
 	pid_t pid;                 /* attach, dump (also record -p: attach) */
 	char **argv;               /* record: the command, NULL-terminated */
 	/* From the environment (ws_cli_read_environment), not argv. */

@@ -29,6 +29,7 @@ const char *ws_state_name(enum ws_state state);
 struct ws_frame {
 	uint64_t address;      /* the pc as unwound (return address for callers) */
 	const char *function;  /* demangled function name, NULL if unknown */
+	const char *linkage_name; /* its mangled (linkage) name, NULL if none */
 	const char *file;      /* source file, NULL if unknown */
 	int line;              /* source line, 0 if unknown */
 	const char *module;    /* basename of the ELF module, NULL if unmapped */

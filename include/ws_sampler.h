@@ -81,6 +81,10 @@ struct ws_tick_task {
 	size_t first_frame;          /* into ws_tick.frames */
 	size_t nframes;              /* innermost first */
 	double scale;                /* tasks this sample stands for (>= 1) */
+	/* The task has not run yet (a saved context at its entry or the
+	 * runtime's root, or none at all): its stack is its entry under the
+	 * root, nothing unwound. */
+	bool not_started;
 	/* The task's creation site (creator_pc), or NULL. */
 	const struct ws_location *creator;
 };
@@ -92,6 +96,9 @@ struct ws_tick {
 	const char *task_noun;       /* "task", "goroutine" (the runtime's) */
 	uint64_t start_ns;           /* CLOCK_MONOTONIC when the stop began */
 	uint64_t pause_ns;           /* how long the target was stopped */
+	/* Of the tick's time, how much went into naming addresses seen for
+	 * the first time (loading debug info): start-up work, not load. */
+	uint64_t cold_naming_ns;
 };
 
 struct ws_sampler;
@@ -109,6 +116,10 @@ void ws_sampler_destroy(struct ws_sampler *sampler);
  * path. */
 struct ws_error *ws_sampler_tick(struct ws_sampler *sampler,
 				 const struct ws_tick **ret);
+
+/* The target's symbols (valid until the next tick: an exec replaces
+ * them). */
+struct ws_symbols *ws_sampler_symbols(const struct ws_sampler *sampler);
 
 /* Name of the runtime in use ("threads"). */
 const char *ws_sampler_runtime_name(const struct ws_sampler *sampler);

@@ -17,7 +17,8 @@ struct ws_status {
 	uint64_t ticks;
 	uint64_t missed_ticks;
 	uint64_t samples;
-	size_t last_tasks;
+	size_t last_tasks;        /* tasks sampled at the last tick */
+	size_t last_live;         /* tasks alive then (>= last_tasks) */
 	uint32_t *pauses_us;      /* one per tick */
 	size_t npauses, capacity;
 	uint64_t max_pause_ns;
@@ -29,8 +30,10 @@ struct ws_status {
 void ws_status_init(struct ws_status *status, bool live, uint64_t start_ns);
 void ws_status_deinit(struct ws_status *status);
 
-/* Records one tick. */
-void ws_status_tick(struct ws_status *status, uint64_t pause_ns, size_t tasks);
+/* Records one tick: `tasks` sampled, of `live` alive (the sum of the
+ * samples' scales: more than sampled under a budget). */
+void ws_status_tick(struct ws_status *status, uint64_t pause_ns, size_t tasks,
+		    size_t live);
 
 /* Pause percentile in milliseconds (q in [0, 1]); 0 without ticks. */
 double ws_status_pause_ms(const struct ws_status *status, double q);
@@ -42,7 +45,8 @@ void ws_status_draw(struct ws_status *status, uint64_t now_ns);
 void ws_status_clear(struct ws_status *status);
 
 /* "2.01 s, 201 ticks, 7 tasks, 1407 samples, pause median 0.10 ms p99 0.3
- * ms max 0.45 ms" into buf. */
+ * ms max 0.45 ms" into buf; "1000 tasks (32 sampled per tick)" when the
+ * last tick sampled a subset. */
 void ws_status_format(const struct ws_status *status, uint64_t now_ns,
 		      char *buf, size_t size);
 

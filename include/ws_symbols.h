@@ -74,6 +74,11 @@ const struct ws_location *ws_symbols_lookup(struct ws_symbols *symbols,
 					    uint64_t pc,
 					    bool is_return_address);
 
+/* Nanoseconds spent so far resolving addresses for the first time (cache
+ * misses: loading debug info, parsing line tables), so a caller can tell
+ * a tick slowed by first sights from one slowed by its steady work. */
+uint64_t ws_symbols_cold_ns(const struct ws_symbols *symbols);
+
 /* Re-reads /proc/PID/maps when new modules may have appeared (dlopen): call
  * it when a lookup found no module (frames[0].module == NULL) for an address
  * that should have one, not every tick (~0.1-0.2 ms for a dozen modules,
@@ -92,6 +97,23 @@ bool ws_symbols_find_function(struct ws_symbols *symbols, const char *name,
 /* The section named `name` of a module's ELF file, or NULL (a linear scan
  * of the section headers). */
 Elf_Scn *ws_module_find_section(Dwfl_Module *module, const char *name);
+
+/* One module of the target, for a profile's mappings. Strings live until
+ * ws_symbols_destroy (name, path) or the callback returns (build_id). */
+struct ws_symbols_module {
+	const char *name;      /* basename, as in ws_frame.module */
+	const char *path;      /* as mapped ("[vdso]" for the vDSO) */
+	const char *build_id;  /* hex, NULL if none */
+	uint64_t start, end;
+};
+
+/* Calls fn for each module, lowest address first (the executable before
+ * its libraries, as mapped). Stops at fn's error. A walk of the Dwfl's
+ * modules and a sort. */
+typedef struct ws_error *(*ws_symbols_module_fn)(
+	const struct ws_symbols_module *module, void *arg);
+struct ws_error *ws_symbols_modules(struct ws_symbols *symbols,
+				    ws_symbols_module_fn fn, void *arg);
 
 /* The underlying Dwfl, for DWARF type lookups (ws_dwtype). Owned by symbols. */
 Dwfl *ws_symbols_dwfl(struct ws_symbols *symbols);

@@ -21,6 +21,7 @@
 
 #include "ws_clock.h"	/* ws_now_ns, which callers of ws_target use too */
 #include "ws_error.h"
+#include "ws_syscalls.h"
 
 enum ws_thread_run {
 	WS_THREAD_RUNNING,       /* resumed; may run */
@@ -36,6 +37,11 @@ struct ws_thread {
 	int pending_signal;      /* signal-delivery stop to re-inject on resume */
 	bool regs_valid;         /* regs hold this tick's registers */
 	struct user_regs_struct regs;
+	/* With regs: the system call it is blocked in (-1: none), the real
+	 * one even when the kernel restarted it as restart_syscall after an
+	 * earlier stop (ws_syscall_current, with this thread's memory). */
+	long syscall;
+	struct ws_syscall_memory syscall_memory;
 	char comm[16];           /* /proc/PID/task/TID/comm, "" until read */
 	uint64_t stack_lo, stack_hi; /* cached stack mapping, 0 if unknown */
 	bool visited;            /* handed to the per-thread callback this tick */

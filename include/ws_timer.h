@@ -35,6 +35,10 @@ struct ws_timer {
 struct ws_timer_tick {
 	uint64_t missed;        /* grid points skipped before it (0: on time) */
 	double weight;          /* seconds its samples stand for: (1 + missed) / rate */
+	/* Where that time begins, in seconds from the start: on the grid, so
+	 * that a task sampled in some ticks only shows whole ticks between
+	 * its samples. */
+	double covers_from;
 	/* Ticks were missed for the first time since the settling ticks:
 	 * the caller tells the user, once. */
 	bool warn_late;
@@ -54,8 +58,12 @@ uint64_t ws_timer_next(struct ws_timer *timer);
  * moves the grid past this tick and the ones it missed (more than one
  * interval late: (now - deadline) / interval of them). `recorded_ticks`:
  * ticks recorded so far, which decides whether lateness is still the
- * settling ticks' (WS_TIMER_SETTLING_TICKS). */
+ * settling ticks' (WS_TIMER_SETTLING_TICKS). `excused`: the caller knows
+ * why this tick is late and that a lower rate would not help (the last
+ * tick spent the interval loading debug info for addresses seen for the
+ * first time): the missed ticks are counted, not warned about. */
 bool ws_timer_fire(struct ws_timer *timer, uint64_t now_ns,
-		   uint64_t recorded_ticks, struct ws_timer_tick *tick);
+		   uint64_t recorded_ticks, bool excused,
+		   struct ws_timer_tick *tick);
 
 #endif

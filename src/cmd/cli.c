@@ -42,14 +42,23 @@ static const char help_head[] =
 "\n"
 "options (record, attach):\n"
 "  -o, --output FILE       output file (default wallspy-PID.speedscope.json,\n"
-"                          or wallspy-PID.folded; - for standard output)\n"
-"  -f, --format FORMAT     speedscope (default) or folded\n"
+"                          wallspy-PID.folded or wallspy-PID.pb.gz; - for\n"
+"                          standard output)\n"
+"  -f, --format FORMAT     speedscope (default), folded (root;...;leaf COUNT,\n"
+"                          COUNT in ticks of 1/rate s) or pprof (gzipped\n"
+"                          profile.proto for go tool pprof: states, wait\n"
+"                          reasons and task ids as labels)\n"
 "  -r, --rate HZ           samples per second (default 100, at most 10000)\n"
 "  -d, --duration SECONDS  stop after this long (default: until exit/Ctrl-C)\n"
-"      --group-by KEY      all (default: one merged profile), thread, state,\n"
-"                          task, or label:NAME (Go: the value of each\n"
-"                          goroutine's runtime/pprof label NAME): one\n"
-"                          speedscope profile per group\n"
+"      --group-by KEY      all (default: one merged profile of task-seconds),\n"
+"                          thread, state, task, or label:NAME (Go: the value\n"
+"                          of each goroutine's runtime/pprof label NAME): one\n"
+"                          speedscope profile per group (a thread's or\n"
+"                          task's shows when it was observed)\n"
+"      --lines             one frame per source line (default: one frame per\n"
+"                          function)\n"
+"      --started-only      leave out tasks that have not started yet (shown\n"
+"                          as [not started] under their entry by default)\n"
 "      --max-pause MS      pause budget per tick (default 1; 0 = none): with\n"
 "                          more tasks than fit, a random subset is sampled\n"
 "                          each tick, weighted to stay unbiased\n"
@@ -208,6 +217,8 @@ enum {
 	OPT_STOP_ALL,
 	OPT_KEEP_RUNNING,
 	OPT_SYSTEM_TASKS,
+	OPT_LINES,
+	OPT_STARTED_ONLY,
 };
 
 static const struct option long_options[] = {
@@ -229,6 +240,8 @@ static const struct option long_options[] = {
 	{"keep-running", no_argument, NULL, OPT_KEEP_RUNNING},
 	{"pid", required_argument, NULL, 'p'},
 	{"system-tasks", no_argument, NULL, OPT_SYSTEM_TASKS},
+	{"lines", no_argument, NULL, OPT_LINES},
+	{"started-only", no_argument, NULL, OPT_STARTED_ONLY},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -254,8 +267,10 @@ static struct ws_error *parse_option(int c, const char *arg,
 			o->format = WS_FORMAT_SPEEDSCOPE;
 		else if (strcmp(arg, "folded") == 0)
 			o->format = WS_FORMAT_FOLDED;
+		else if (strcmp(arg, "pprof") == 0)
+			o->format = WS_FORMAT_PPROF;
 		else
-			return usage("--format: unknown format '%s' (expected speedscope or folded)", arg);
+			return usage("--format: unknown format '%s' (expected speedscope, folded or pprof)", arg);
 		return NULL;
 	case 'r':
 		return parse_double("--rate", arg, 0.1, 10000, &o->rate);
@@ -316,6 +331,12 @@ static struct ws_error *parse_option(int c, const char *arg,
 		return parse_pid(arg, &o->pid);
 	case OPT_SYSTEM_TASKS:
 		o->system_tasks = true;
+		return NULL;
+	case OPT_LINES:
+		o->lines = true;
+		return NULL;
+	case OPT_STARTED_ONLY:
+		o->started_only = true;
 		return NULL;
 	case 'h':
 		o->command = WS_CMD_HELP;

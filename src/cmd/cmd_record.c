@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ws_clock.h"
@@ -22,6 +23,7 @@
 #include "ws_debuginfod.h"
 #include "ws_folded.h"
 #include "ws_output_file.h"
+#include "ws_pprof.h"
 #include "ws_speedscope.h"
 #include "ws_profile.h"
 #include "ws_sampler.h"
@@ -44,6 +46,9 @@ struct recording {
 	bool ended;		/* the launched command was ended: see end */
 	struct ws_target_end end;
 	uint64_t failed_ticks, failed_ticks_in_row;
+	/* The last tick's cost, from its firing to its samples added, and
+	 * the part of it spent naming addresses for the first time. */
+	uint64_t last_work_ns, last_cold_ns;
 };
 
 /* --group-by label:KEY: "KEY=VALUE", or "no KEY label", into buf. */
@@ -60,14 +65,17 @@ static const char *label_group(const char *key, const struct ws_task *task,
 }
 
 static struct ws_error *add_tick(struct recording *r,
-				 const struct ws_tick *tick, double weight)
+				 const struct ws_tick *tick,
+				 const struct ws_timer_tick *due)
 {
-	double t = (double)(tick->start_ns - r->status.start_ns) / 1e9;
+	double t = due->covers_from, weight = due->weight;
 	const char *label_key = r->options->group_by == WS_GROUP_LABEL
 		? r->options->group_label : NULL;
 	char label[512];
 	for (size_t i = 0; i < tick->ntasks; i++) {
 		const struct ws_tick_task *tt = &tick->tasks[i];
+		if (tt->not_started && r->options->started_only)
+			continue;
 		struct ws_sample sample = {
 			.task_id = tt->task->id,
 			.task_name = tt->task->name,
@@ -75,9 +83,11 @@ static struct ws_error *add_tick(struct recording *r,
 			.state = tt->task->state,
 			.wait_reason = tt->task->wait_reason,
 			.error = tt->error,
+			.not_started = tt->not_started,
 			.frames = tick->frames + tt->first_frame,
 			.nframes = tt->nframes,
-			.weight = weight * tt->scale,
+			.weight = weight,
+			.scale = tt->scale,
 			.time = t,
 			.group_label = label_key
 				? label_group(label_key, tt->task, label, sizeof(label))
@@ -121,8 +131,15 @@ static struct ws_error *sample_loop(struct recording *r)
 		/* A sample stands for the time since the previous one: when
 		 * ticks were missed (wallspy was late), it carries theirs too
 		 * (due.weight). */
+		/* Late because the last tick loaded debug info for new
+		 * addresses (the first ticks do, and any new code path): a
+		 * lower rate would not help, so it is no "falling behind". */
+		bool excused = r->last_work_ns - r->last_cold_ns < timer.interval_ns &&
+			       r->last_work_ns >= timer.interval_ns;
 		struct ws_timer_tick due;
-		if (!ws_timer_fire(&timer, ws_now_ns(), r->status.ticks, &due))
+		uint64_t fired_ns = ws_now_ns();
+		if (!ws_timer_fire(&timer, fired_ns, r->status.ticks, excused,
+				   &due))
 			return NULL;
 		r->status.missed_ticks += due.missed;
 		if (due.warn_late) {
@@ -158,10 +175,17 @@ static struct ws_error *sample_loop(struct recording *r)
 		note_group(r);
 		if (tick->ntasks == 0)
 			continue; /* the target exited during the tick */
-		ws_status_tick(&r->status, tick->pause_ns, tick->ntasks);
-		err = add_tick(r, tick, due.weight);
+		/* Live tasks: each sample stands for `scale` of them. */
+		double live = 0;
+		for (size_t i = 0; i < tick->ntasks; i++)
+			live += tick->tasks[i].scale;
+		ws_status_tick(&r->status, tick->pause_ns, tick->ntasks,
+			       (size_t)(live + 0.5));
+		err = add_tick(r, tick, &due);
 		if (err)
 			return err;
+		r->last_work_ns = ws_now_ns() - fired_ns;
+		r->last_cold_ns = tick->cold_naming_ns;
 		ws_status_draw(&r->status, ws_now_ns());
 	}
 }
@@ -232,14 +256,36 @@ static void describe_target(const struct recording *r, char *buf, size_t size)
 			 sigabbrev_np(r->stop_signal), how);
 }
 
+static struct ws_error *add_module(const struct ws_symbols_module *m,
+				   void *arg)
+{
+	struct ws_profile_module pm = {
+		.name = m->name,
+		.path = m->path,
+		.build_id = m->build_id,
+		.start = m->start,
+		.limit = m->end,
+	};
+	return ws_profile_add_module(arg, &pm);
+}
+
 static struct ws_error *write_profile(struct recording *r)
 {
 	struct ws_output *out;
-	struct ws_error *err = ws_output_open(r->output_path, &out);
+	struct ws_error *err = NULL;
+	/* pprof's mappings: the modules the target has now (after an exec,
+	 * the new program's). */
+	if (r->options->format == WS_FORMAT_PPROF)
+		err = ws_symbols_modules(ws_sampler_symbols(r->sampler),
+					 add_module, r->profile);
+	if (!err)
+		err = ws_output_open(r->output_path, &out);
 	if (err)
 		return err;
 	if (r->options->format == WS_FORMAT_FOLDED)
 		err = ws_write_folded(r->profile, ws_output_file(out));
+	else if (r->options->format == WS_FORMAT_PPROF)
+		err = ws_write_pprof(r->profile, ws_output_file(out));
 	else
 		err = ws_write_speedscope(r->profile, ws_output_file(out));
 	if (err) {
@@ -252,9 +298,10 @@ static struct ws_error *write_profile(struct recording *r)
 static char *default_output(const struct ws_options *o, pid_t pid)
 {
 	char *path;
-	if (asprintf(&path, "wallspy-%d.%s", (int)pid,
-		     o->format == WS_FORMAT_FOLDED ? "folded"
-						   : "speedscope.json") < 0)
+	const char *suffix = o->format == WS_FORMAT_FOLDED  ? "folded"
+			     : o->format == WS_FORMAT_PPROF ? "pb.gz"
+							    : "speedscope.json";
+	if (asprintf(&path, "wallspy-%d.%s", (int)pid, suffix) < 0)
 		return NULL;
 	return path;
 }
@@ -337,6 +384,11 @@ int ws_cmd_record(const struct ws_options *o)
 	if (!err)
 		err = ws_profile_create(o->group_by, 1.0 / o->rate, &r.profile);
 	if (!err) {
+		ws_profile_set_frame_key(r.profile, o->lines ? WS_FRAMES_BY_LINE
+							     : WS_FRAMES_BY_FUNCTION);
+		ws_profile_set_process(r.profile, r.target->pid);
+		ws_profile_set_runtime(r.profile,
+				       ws_sampler_runtime_name(r.sampler));
 		char *title = make_title(o, r.target->pid);
 		if (title)
 			ws_profile_set_title(r.profile, title);
@@ -364,6 +416,10 @@ int ws_cmd_record(const struct ws_options *o)
 		 strcmp(r.output_path, "-") == 0 ? "the profile" : r.output_path);
 	r.status.hint = hint;
 	note_group(&r);
+	struct timespec wall;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	ws_profile_set_start_time(r.profile, (uint64_t)wall.tv_sec * 1000000000u +
+						     (uint64_t)wall.tv_nsec);
 	err = sample_loop(&r);
 	uint64_t stop_ns = ws_now_ns();
 	/* The target's exit can end a tick before the signal that caused it

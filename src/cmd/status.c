@@ -24,11 +24,13 @@ void ws_status_deinit(struct ws_status *s)
 	memset(s, 0, sizeof(*s));
 }
 
-void ws_status_tick(struct ws_status *s, uint64_t pause_ns, size_t tasks)
+void ws_status_tick(struct ws_status *s, uint64_t pause_ns, size_t tasks,
+		    size_t live)
 {
 	s->ticks++;
 	s->samples += tasks;
 	s->last_tasks = tasks;
+	s->last_live = live > tasks ? live : tasks;
 	if (pause_ns > s->max_pause_ns)
 		s->max_pause_ns = pause_ns;
 	if (!ws_grow((void **)&s->pauses_us, &s->capacity, s->npauses + 1,
@@ -65,10 +67,16 @@ double ws_status_pause_ms(const struct ws_status *s, double q)
 void ws_status_format(const struct ws_status *s, uint64_t now_ns, char *buf,
 		      size_t size)
 {
+	char tasks[96];
+	if (s->last_live > s->last_tasks)
+		snprintf(tasks, sizeof(tasks), "%zu tasks (%zu sampled per tick)",
+			 s->last_live, s->last_tasks);
+	else
+		snprintf(tasks, sizeof(tasks), "%zu tasks", s->last_tasks);
 	snprintf(buf, size,
-		 "%.2f s, %" PRIu64 " ticks, %zu tasks, %" PRIu64
+		 "%.2f s, %" PRIu64 " ticks, %s, %" PRIu64
 		 " samples, pause median %.2f ms p99 %.2f ms max %.2f ms",
-		 (double)(now_ns - s->start_ns) / 1e9, s->ticks, s->last_tasks,
+		 (double)(now_ns - s->start_ns) / 1e9, s->ticks, tasks,
 		 s->samples, ws_status_pause_ms(s, 0.5),
 		 ws_status_pause_ms(s, 0.99), ws_status_pause_ms(s, 1));
 	if (s->missed_ticks) {

@@ -35,18 +35,21 @@ uint64_t ws_timer_next(struct ws_timer *timer)
 }
 
 bool ws_timer_fire(struct ws_timer *timer, uint64_t now_ns,
-		   uint64_t recorded_ticks, struct ws_timer_tick *tick)
+		   uint64_t recorded_ticks, bool excused,
+		   struct ws_timer_tick *tick)
 {
 	if (now_ns >= timer->end_ns)
 		return false;
-	*tick = (struct ws_timer_tick){ 0 };
+	*tick = (struct ws_timer_tick){
+		.covers_from = (double)(timer->k - 1) / timer->rate,
+	};
 	/* Up to an interval late is the jitter's business; beyond, whole
 	 * intervals were skipped. */
 	uint64_t deadline = timer->deadline_ns;
 	if (now_ns > deadline + timer->interval_ns) {
 		tick->missed = (now_ns - deadline) / timer->interval_ns;
 		timer->k += tick->missed;
-		if (!timer->warned_late &&
+		if (!timer->warned_late && !excused &&
 		    recorded_ticks >= WS_TIMER_SETTLING_TICKS) {
 			timer->warned_late = true;
 			tick->warn_late = true;

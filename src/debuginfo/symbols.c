@@ -15,10 +15,13 @@
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <libiberty/demangle.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ws_clock.h"
+#include "ws_debugcache.h"
 #include "ws_finder.h"
 #include "ws_hash.h"
 
@@ -47,6 +50,7 @@ struct ws_symbols {
 	size_t strings_capacity;
 	size_t strings_count;
 	struct symbols_index index;	/* for modules without aranges */
+	uint64_t cold_ns;		/* time in resolve(), summed */
 };
 
 enum {
@@ -187,6 +191,48 @@ static const char *die_name(Dwarf_Die *die)
 	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
 }
 
+/* Its mangled name (C++, Rust), found the same way; NULL for C and Go. */
+static const char *die_linkage_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name = dwarf_formstring(
+		dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (!name)
+		name = dwarf_formstring(
+			dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	return name;
+}
+
+/* ---- demangling ---- */
+
+/* Whether a symbol is mangled the Itanium C++ way (also Rust's legacy
+ * scheme) or Rust's v0 way: only those are handed to the demangler, so a
+ * C or Go name is never taken for another language's. */
+static bool is_mangled(const char *name)
+{
+	return name && name[0] == '_' && (name[1] == 'Z' || name[1] == 'R');
+}
+
+/* The demangled form of `mangled` ("app::Worker::wait_for_job(int)",
+ * "<r::app::Worker>::wait_for_job", legacy Rust without its ::h<hash>),
+ * interned; NULL when it is not mangled or the demangler gives up.
+ * libiberty's cplus_demangle, the demangler of binutils and gdb: it reads
+ * C++ and both Rust schemes (libstdc++'s __cxa_demangle reads neither Rust
+ * v0 nor legacy Rust's escapes and hash). ~1-10 us, on cold lookups only. */
+static const char *demangle(struct ws_symbols *symbols, const char *mangled,
+			    bool *out_of_memory)
+{
+	if (!is_mangled(mangled))
+		return NULL;
+	char *plain = cplus_demangle(mangled, DMGL_PARAMS | DMGL_ANSI |
+						      DMGL_AUTO);
+	if (!plain)
+		return NULL;
+	const char *kept = intern(symbols, plain, out_of_memory);
+	free(plain);
+	return kept;
+}
+
 /* Where an inlined call was made: DW_AT_call_file (an index into the line
  * table's file list of the DIE's own CU) and DW_AT_call_line. */
 static void call_site(Dwarf_Die *inlined, const char **file, int *line)
@@ -219,6 +265,70 @@ static struct ws_location *location_alloc(size_t capacity)
 	if (location)
 		location->nframes = 0;
 	return location;
+}
+
+/* The CU of die is C++ (whose functions without a linkage name, such as
+ * a lambda's operator() inside a function, still belong to a class). */
+static bool in_cplusplus(Dwarf_Die *die)
+{
+	Dwarf_Die cu;
+	if (!dwarf_diecu(die, &cu, NULL, NULL))
+		return false;
+	int lang = dwarf_srclang(&cu);
+	return lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 ||
+	       lang == DW_LANG_C_plus_plus_11 || lang == DW_LANG_C_plus_plus_14;
+}
+
+/* A C++ function without a linkage name, qualified by the scopes its
+ * declaration sits in: "main()::(anonymous class)::operator()" (a lambda
+ * in main) rather than "operator()". NULL when it is not C++ or has no enclosing named scope.
+ * dwarf_getscopes_die walks the CU from its start: cold lookups only. */
+static const char *scoped_name(struct ws_symbols *symbols, Dwarf_Die *die,
+			       bool *out_of_memory)
+{
+	if (!in_cplusplus(die))
+		return NULL;
+	/* From an inlined or out-of-line instance to the declaration. */
+	Dwarf_Die decl = *die, next;
+	Dwarf_Attribute attr;
+	for (int hops = 0; hops < 8; hops++) {
+		if (dwarf_formref_die(dwarf_attr(&decl, DW_AT_abstract_origin, &attr),
+				      &next) ||
+		    dwarf_formref_die(dwarf_attr(&decl, DW_AT_specification, &attr),
+				      &next))
+			decl = next;
+		else
+			break;
+	}
+	const char *own = die_name(&decl);
+	Dwarf_Die *scopes = NULL;
+	int n = own ? dwarf_getscopes_die(&decl, &scopes) : 0;
+	char name[1024];
+	size_t len = 0;
+	/* scopes[0] is decl, scopes[n - 1] the CU: the ones between,
+	 * outermost first. */
+	for (int k = n - 2; k >= 1; k--) {
+		int tag = dwarf_tag(&scopes[k]);
+		if (tag != DW_TAG_namespace && tag != DW_TAG_class_type &&
+		    tag != DW_TAG_structure_type && tag != DW_TAG_union_type &&
+		    tag != DW_TAG_subprogram)
+			continue;
+		const char *part = die_name(&scopes[k]);
+		if (!part)
+			part = tag == DW_TAG_namespace ? "(anonymous namespace)"
+						       : "(anonymous class)";
+		/* A function's own scope reads as c++filt writes it. */
+		int w = snprintf(name + len, sizeof(name) - len, "%s%s::", part,
+				 tag == DW_TAG_subprogram ? "()" : "");
+		if (w < 0 || (size_t)w >= sizeof(name) - len)
+			break;
+		len += (size_t)w;
+	}
+	free(scopes);
+	if (len == 0)
+		return NULL;
+	snprintf(name + len, sizeof(name) - len, "%s", own);
+	return intern(symbols, name, out_of_memory);
 }
 
 /* ---- resolving one address ---- */
@@ -264,8 +374,17 @@ static bool add_dwarf_frames(struct ws_symbols *symbols, Dwarf_Die *chain,
 	for (int i = depth - 1; i >= subprogram; i--) {
 		struct ws_frame *frame = &grown->frames[grown->nframes++];
 		*frame = *base;
-		frame->function = intern(symbols, die_name(&chain[i]),
-					 out_of_memory);
+		/* C++ and Rust: the qualified name the linkage name spells
+		 * (the DIE's own is the bare "wait_for_job"). */
+		const char *linkage = die_linkage_name(&chain[i]);
+		frame->linkage_name = intern(symbols, linkage, out_of_memory);
+		frame->function = demangle(symbols, linkage, out_of_memory);
+		if (!frame->function && !linkage)
+			frame->function = scoped_name(symbols, &chain[i],
+						      out_of_memory);
+		if (!frame->function)
+			frame->function = intern(symbols, die_name(&chain[i]),
+						 out_of_memory);
 		frame->file = intern(symbols, file, out_of_memory);
 		frame->line = line;
 		frame->inlined = i != subprogram;
@@ -292,6 +411,79 @@ static size_t symbol_name_length(const char *name)
 			return length - n;
 	}
 	return length;
+}
+
+/* The name frames give a module: its file's basename, and "[vdso]" for
+ * the vDSO, which libdwfl reports as "[vdso: PID]" (a PID in a name makes
+ * the same code a different frame in every run). */
+static const char *module_basename(const char *path)
+{
+	if (strncmp(path, "[vdso", 5) == 0)
+		return "[vdso]";
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* Code no symbol covers (a static function of a stripped library, the
+ * vDSO's helpers): named after its module and the start of its function
+ * as the unwind tables (CFI) delimit it, "libfoo.so+0x1110", so that all
+ * its pcs are one frame; NULL when no CFI covers pc either (the frame is
+ * then named after its own offset). ~1 us, on cold lookups only. */
+static const char *unnamed_function(struct ws_symbols *symbols,
+				    Dwfl_Module *module, Dwarf_Addr module_start,
+				    Dwarf_Addr pc, bool *out_of_memory)
+{
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(module, &bias);
+	Dwarf_Frame *frame;
+	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0) {
+		cfi = dwfl_module_dwarf_cfi(module, &bias);
+		if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame) != 0)
+			return NULL;
+	}
+	Dwarf_Addr start, end;
+	bool signal;
+	dwarf_frame_info(frame, &start, &end, &signal);
+	free(frame);
+	const char *path = dwfl_module_info(module, NULL, NULL, NULL, NULL,
+					    NULL, NULL, NULL);
+	char name[512];
+	snprintf(name, sizeof(name), "%s+0x%" PRIx64,
+		 path ? module_basename(path) : "?",
+		 (uint64_t)(start + bias - module_start));
+	return intern(symbols, name, out_of_memory);
+}
+
+/* A Go function's name from its module's .gopclntab (see
+ * symbols_gopclntab.c), for pcs the symbol table misses. A return address
+ * (pc, looked up as lookup_pc = pc - 1) is backed up only when it is past
+ * its function's entry, as Go's traceback does: Go 1.19 saves
+ * runtime.systemstack_switch's entry as the pc of a goroutine on the
+ * system stack, and the byte before is the padding after runtime.mcall.
+ * NULL when the module has no table or it does not cover the pc. A scan
+ * of the section headers and a binary search: cold lookups only. */
+static const char *go_function(struct ws_symbols *symbols, Dwfl_Module *module,
+			       Dwarf_Addr lookup_pc, Dwarf_Addr pc,
+			       bool *out_of_memory)
+{
+	Elf_Scn *scn = ws_module_find_section(module, ".gopclntab");
+	Elf_Scn *text = ws_module_find_section(module, ".text");
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	GElf_Shdr text_header;
+	GElf_Addr bias;
+	if (!data || !data->d_buf || !text ||
+	    !gelf_getshdr(text, &text_header) ||
+	    !dwfl_module_getelf(module, &bias))
+		return NULL;
+	uint64_t entry = 0;
+	const char *name = symbols_gopclntab_lookup(
+		data->d_buf, data->d_size, text_header.sh_addr, pc - bias,
+		&entry);
+	if (lookup_pc != pc && (!name || entry != pc - bias))
+		name = symbols_gopclntab_lookup(data->d_buf, data->d_size,
+						text_header.sh_addr,
+						lookup_pc - bias, NULL);
+	return name ? intern(symbols, name, out_of_memory) : NULL;
 }
 
 /* Resolves pc from scratch. Returns NULL on out of memory. */
@@ -322,11 +514,9 @@ static struct ws_location *resolve(struct ws_symbols *symbols, uint64_t pc,
 		return location;
 	}
 
-	if (path) {
-		const char *slash = strrchr(path, '/');
-		base.module = intern(symbols, slash ? slash + 1 : path,
+	if (path)
+		base.module = intern(symbols, module_basename(path),
 				     &out_of_memory);
-	}
 	base.module_offset = pc - start;
 
 	/* The CU and the call chain: libdwfl's lookup (through
@@ -367,7 +557,8 @@ static struct ws_location *resolve(struct ws_symbols *symbols, uint64_t pc,
 	if (!add_dwarf_frames(symbols, chain, depth, &base, &location,
 			      &out_of_memory) && !out_of_memory) {
 		/* No DWARF function (stripped module, assembly, PLT): the
-		 * symbol table, a linear scan (~0.5 ms in libc). */
+		 * symbol table, a linear scan (~0.5 ms in libc), then Go's
+		 * function table. */
 		GElf_Off offset;
 		GElf_Sym sym;
 		const char *name = dwfl_module_addrinfo(module, lookup_pc,
@@ -375,9 +566,22 @@ static struct ws_location *resolve(struct ws_symbols *symbols, uint64_t pc,
 							NULL, NULL);
 		struct ws_frame *frame = &location->frames[location->nframes++];
 		*frame = base;
-		frame->function = name ?
-			intern_prefix(symbols, name, symbol_name_length(name),
-				      &out_of_memory) : NULL;
+		if (is_mangled(name)) {
+			frame->linkage_name = intern(symbols, name, &out_of_memory);
+			frame->function = demangle(symbols, name, &out_of_memory);
+		}
+		if (name && !frame->function)
+			frame->function = intern_prefix(symbols, name,
+							symbol_name_length(name),
+							&out_of_memory);
+		if (!name)
+			frame->function = go_function(symbols, module,
+						      lookup_pc, pc,
+						      &out_of_memory);
+		if (!name && !frame->function)
+			frame->function = unnamed_function(symbols, module,
+							   start, lookup_pc,
+							   &out_of_memory);
 	}
 
 	if (out_of_memory) {
@@ -494,6 +698,7 @@ const struct ws_location *ws_symbols_lookup(struct ws_symbols *symbols,
 		slot = cache_slot(symbols, pc, is_return_address);
 	}
 
+	uint64_t cold_start = ws_now_ns();
 	struct ws_location *location = resolve(symbols, pc, is_return_address);
 	/* A "return address" whose byte before belongs to no function (the
 	 * padding before a function's entry) was never one: a runtime saved
@@ -510,6 +715,7 @@ const struct ws_location *ws_symbols_lookup(struct ws_symbols *symbols,
 			free(at_pc);
 		}
 	}
+	symbols->cold_ns += ws_now_ns() - cold_start;
 	if (!location)
 		return &nomem_location;
 	*slot = (struct cache_slot){
@@ -601,6 +807,88 @@ bool ws_symbols_find_function(struct ws_symbols *symbols, const char *name,
 	dwfl_getmodules(symbols->dwfl, find_function_in, &ff, 0);
 	*address = ff.address;
 	return ff.address != 0;
+}
+
+struct module_list {
+	Dwfl_Module **modules;
+	size_t count, capacity;
+};
+
+static int collect_module(Dwfl_Module *mod, void **userdata,
+			  const char *modname, Dwarf_Addr start, void *arg)
+{
+	(void)userdata, (void)modname, (void)start;
+	struct module_list *list = arg;
+	if (list->count == list->capacity) {
+		size_t capacity = list->capacity ? list->capacity * 2 : 32;
+		Dwfl_Module **grown = realloc(list->modules,
+					      capacity * sizeof(*grown));
+		if (!grown)
+			return DWARF_CB_ABORT;
+		list->modules = grown;
+		list->capacity = capacity;
+	}
+	list->modules[list->count++] = mod;
+	return DWARF_CB_OK;
+}
+
+static int compare_modules(const void *a, const void *b)
+{
+	Dwarf_Addr x, y;
+	dwfl_module_info(*(Dwfl_Module *const *)a, NULL, &x, NULL, NULL, NULL,
+			 NULL, NULL);
+	dwfl_module_info(*(Dwfl_Module *const *)b, NULL, &y, NULL, NULL, NULL,
+			 NULL, NULL);
+	return (x > y) - (x < y);
+}
+
+struct ws_error *ws_symbols_modules(struct ws_symbols *symbols,
+				    ws_symbols_module_fn fn, void *arg)
+{
+	struct module_list list = {0};
+	dwfl_getmodules(symbols->dwfl, collect_module, &list, 0);
+	qsort(list.modules, list.count, sizeof(*list.modules), compare_modules);
+	struct ws_error *err = NULL;
+	bool out_of_memory = false;
+	for (size_t i = 0; i < list.count && !err; i++) {
+		Dwarf_Addr start, end;
+		const char *path = dwfl_module_info(list.modules[i], NULL,
+						    &start, &end, NULL, NULL,
+						    NULL, NULL);
+		const unsigned char *id;
+		GElf_Addr id_vaddr;
+		int id_len = dwfl_module_build_id(list.modules[i], &id,
+						  &id_vaddr);
+		char hex[2 * 64 + 1] = "";
+		for (int k = 0; k < id_len && k < 64; k++)
+			snprintf(hex + 2 * k, 3, "%02x", id[k]);
+		struct ws_symbols_module m = {
+			.name = path ? intern(symbols, module_basename(path),
+					      &out_of_memory)
+				     : NULL,
+			/* "[vdso]", as the header says: no PID in a
+			 * mapping's name either. */
+			.path = intern(symbols,
+				       path && strncmp(path, "[vdso", 5) == 0
+					       ? "[vdso]"
+					       : path,
+				       &out_of_memory),
+			.build_id = id_len > 0 ? hex : NULL,
+			.start = start,
+			.end = end,
+		};
+		if (out_of_memory)
+			err = &ws_error_nomem;
+		else if (m.name)
+			err = fn(&m, arg);
+	}
+	free(list.modules);
+	return err;
+}
+
+uint64_t ws_symbols_cold_ns(const struct ws_symbols *symbols)
+{
+	return symbols->cold_ns;
 }
 
 Dwfl *ws_symbols_dwfl(struct ws_symbols *symbols)

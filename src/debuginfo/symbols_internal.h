@@ -9,6 +9,7 @@
 #include <elfutils/libdwfl.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Deepest inlining that is expanded; deeper (never seen in practice) loses
  * the innermost calls. */
@@ -22,6 +23,17 @@ enum { MAX_CALL_DEPTH = 64 };
  * it). Cost: one pass over the DIEs before the pc's function in parent. */
 bool symbols_find_call_chain(Dwarf_Die *parent, Dwarf_Addr pc,
 			     Dwarf_Die *chain, int *depth);
+
+/* The Go function holding pc (a link-time address) in a .gopclntab
+ * section's bytes (section, size), text_start the link-time address of
+ * runtime.text (the .text section's; read only where the table does not
+ * say, as since Go 1.23): its name (pointing into section) and
+ * its entry in *entry (may be NULL); NULL when the table does not cover pc
+ * or is not one of the layouts known (Go 1.16 and later). A binary search:
+ * O(log functions), no allocation. */
+const char *symbols_gopclntab_lookup(const void *section, size_t size,
+				     uint64_t text_start, uint64_t pc,
+				     uint64_t *entry);
 
 struct module_index;
 

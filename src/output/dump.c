@@ -106,6 +106,8 @@ static int compare_stacks(const struct ws_tick *tick,
 	if (!c)
 		c = compare_strings(a->error, b->error);
 	if (!c)
+		c = (int)a->not_started - (int)b->not_started;
+	if (!c)
 		c = compare_u64(a->nframes, b->nframes);
 	for (size_t k = 0; !c && k < a->nframes; k++)
 		c = compare_frames(&tick->frames[a->first_frame + k],
@@ -298,6 +300,8 @@ static void write_stack_text(FILE *f, const struct ws_tick *tick,
 	char name[128];
 	if (tt->error)
 		fprintf(f, "    [failed to sample: %s]\n", tt->error);
+	else if (tt->not_started)
+		fputs("    [not started]\n", f);
 	for (size_t k = 0; k < tt->nframes; k++) {
 		const struct ws_frame *fr = &tick->frames[tt->first_frame + k];
 		fprintf(f, "    %s", ws_frame_display_name(fr, name, sizeof(name)));
@@ -391,6 +395,8 @@ static void write_state_json(FILE *f, const struct ws_tick_task *tt)
 	ws_json_write_string(f, tt->task->wait_reason);
 	fputs(", \"error\": ", f);
 	ws_json_write_string(f, tt->error);
+	fprintf(f, ", \"not_started\": %s",
+		tt->not_started ? "true" : "false");
 	fprintf(f, ", \"locked_to_thread\": %s",
 		tt->task->locked_to_thread ? "true" : "false");
 	fputs(", \"labels\": ", f);

@@ -1,10 +1,12 @@
 /*
  * Folded-stacks writer, the input of flamegraph.pl and inferno: one line
- * "root;...;leaf COUNT" per distinct stack of each group. Counts are weights
- * turned back into ticks (rounded per line), so they add up to the
- * speedscope weights divided by the interval. Names are sanitized so the
- * format stays parseable; file and line are left out, as flamegraph.pl
- * expects.
+ * "root;...;leaf COUNT" per distinct stack (of names) of each group. COUNT
+ * is the stack's wall time in ticks of the sampling interval (1/rate s),
+ * rounded per line to the integer these tools read: task-seconds x rate in
+ * merged groups, observed seconds x rate in a thread's or task's. With
+ * every task sampled at every tick and no tick missed it is the number of
+ * samples. Names are sanitized so the format stays parseable; file and
+ * line are left out, as flamegraph.pl expects.
  */
 #include "ws_folded.h"
 
@@ -80,10 +82,11 @@ struct ws_error *ws_write_folded(const struct ws_profile *profile, FILE *file)
 	for (size_t g = 0; g < groups; g++) {
 		w.group_name = named_groups ? ws_profile_group_name(profile, g)
 					    : NULL;
-		/* Time-ordered groups may hold one stack many times: sum them
-		 * so each stack is one line, as the format's readers expect. */
-		struct ws_error *err =
-			ws_profile_visit_aggregated(profile, g, write_line, &w);
+		/* Time-ordered groups hold one stack many times, and frames
+		 * of one name may differ by file or line: sum by names so
+		 * each stack is one line, as the format's readers expect. */
+		struct ws_error *err = ws_profile_visit_aggregated(
+			profile, g, true, write_line, &w);
 		if (err)
 			return err;
 	}

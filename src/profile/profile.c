@@ -1,9 +1,12 @@
 /*
  * The profile: keeps per group either a time-ordered run-length list of
- * stacks (thread, task) or a stack -> weight aggregate (all, state, and the
- * "no thread" group), and answers the writers. Frames and stacks arrive as
- * indices from profile_intern.c, which also names the leaf frames
- * ("[running]", "[failed to sample: ...]"). Formats are the writers'.
+ * (stack, context) entries with gaps where the task was not observed
+ * (thread, task) or a (stack, context) -> weight aggregate (all, state, and
+ * the "no thread" group), and answers the writers: by display frame with
+ * the state as leaf (speedscope, folded), or by line with the context
+ * (pprof). Lines, frames, contexts and stacks arrive as indices from
+ * profile_intern.c, which also names the leaf frames ("[running]",
+ * "[failed to sample: ...]"). Formats are the writers'.
  */
 #include "ws_profile.h"
 
@@ -35,6 +38,16 @@ struct ws_error *ws_profile_create(enum ws_group_by group_by, double interval,
 	return NULL;
 }
 
+static void group_entries_free(struct group *group)
+{
+	free(group->stacks);
+	free(group->contexts);
+	free(group->counts);
+	free(group->observed);
+	free(group->merged);
+	index_set_deinit(&group->by_stack);
+}
+
 void ws_profile_destroy(struct ws_profile *profile)
 {
 	if (!profile)
@@ -42,21 +55,27 @@ void ws_profile_destroy(struct ws_profile *profile)
 	for (size_t i = 0; i < profile->group_count; i++) {
 		struct group *group = &profile->groups[i];
 		free(group->name);
-		free(group->stacks);
-		free(group->weights);
-		index_set_deinit(&group->by_stack);
+		group_entries_free(group);
 	}
 	free(profile->groups);
+	free(profile->order);
 	index_set_deinit(&profile->group_set);
 	free(profile->stacks);
 	free(profile->stack_pool);
 	index_set_deinit(&profile->stack_set);
+	free(profile->lines);
+	index_set_deinit(&profile->line_set);
 	free(profile->frames);
 	index_set_deinit(&profile->frame_set);
+	index_set_deinit(&profile->name_set);
+	free(profile->contexts);
+	index_set_deinit(&profile->context_set);
+	free(profile->modules);
 	profile_strings_free(profile->strings);
 	free(profile->scratch_stack);
 	free(profile->scratch_name);
 	free(profile->title);
+	free(profile->runtime);
 	free(profile);
 }
 
@@ -108,14 +127,18 @@ static char *group_name(enum ws_group_by group_by,
 	const char *task_name = sample->task_name;
 	switch (group_by) {
 	case WS_GROUP_ALL:
-		return strdup("all");
+		return strdup("all tasks \u2014 task-seconds");
 	case WS_GROUP_STATE:
-		return strdup(ws_state_name(sample->state));
+		n = asprintf(&name, "%s \u2014 task-seconds",
+			     ws_state_name(sample->state));
+		break;
 	case WS_GROUP_LABEL:
-		return strdup(sample->group_label ? sample->group_label : "");
+		n = asprintf(&name, "%s \u2014 task-seconds",
+			     sample->group_label ? sample->group_label : "");
+		break;
 	case WS_GROUP_THREAD:
 		if (sample->thread == 0)
-			return strdup("no thread");
+			return strdup("no thread \u2014 task-seconds");
 		if (task_name)
 			n = asprintf(&name, "thread %d \"%s\"", sample->thread,
 				     task_name);
@@ -193,69 +216,127 @@ static struct ws_error *find_group(struct ws_profile *profile,
 		.has_task_name = sample->task_name != NULL,
 		.aggregated = group_aggregates(profile->group_by, key),
 		.start = sample->time,
-		.end = sample->time + sample->weight,
+		.end = sample->time,
+		.cursor = sample->time,
 	};
 	index_set_insert(&profile->group_set, slot, hash,
 			 (uint32_t)profile->group_count++);
+	profile->order_count = 0; /* the order is built again on read */
 	*ret = group;
 	return NULL;
 }
 
+/* Appends an entry (stack, context) with its first count and weights. */
 static struct ws_error *append_entry(struct group *group, uint32_t stack,
-				     double weight, size_t *ret)
+				     uint32_t context, uint32_t count,
+				     double observed, double merged,
+				     size_t *ret)
 {
+	size_t n = group->count + 1;
 	size_t capacity = group->capacity;
-	if (!ws_grow((void **)&group->stacks, &capacity, group->count + 1,
-		  sizeof(*group->stacks)))
-		return &ws_error_nomem;
-	capacity = group->capacity;
-	if (!ws_grow((void **)&group->weights, &capacity, group->count + 1,
-		  sizeof(*group->weights)))
-		return &ws_error_nomem;
-	group->capacity = capacity;
-	group->stacks[group->count] = stack;
-	group->weights[group->count] = weight;
-	*ret = group->count++;
+	if (n > capacity) {
+		capacity = capacity ? capacity * 2 : 16;
+		void *p;
+#define GROW(field)                                                        \
+		p = realloc(group->field, capacity * sizeof(*group->field)); \
+		if (!p)                                                      \
+			return &ws_error_nomem;                              \
+		group->field = p;
+		GROW(stacks) GROW(contexts) GROW(counts) GROW(observed)
+		GROW(merged)
+#undef GROW
+		group->capacity = capacity;
+	}
+	size_t i = group->count++;
+	group->stacks[i] = stack;
+	group->contexts[i] = context;
+	group->counts[i] = count;
+	group->observed[i] = observed;
+	group->merged[i] = merged;
+	*ret = i;
 	return NULL;
 }
 
 struct entry_key {
 	const struct group *group;
-	uint32_t stack;
+	uint32_t stack, context;
 };
 
 static bool entry_eq(const void *key_arg, uint32_t index)
 {
 	const struct entry_key *key = key_arg;
-	return key->group->stacks[index] == key->stack;
+	return key->group->stacks[index] == key->stack &&
+	       key->group->contexts[index] == key->context;
 }
 
+static uint32_t entry_hash(const struct ws_profile *profile, uint32_t stack,
+			   uint32_t context)
+{
+	return profile->stacks[stack].hash ^
+	       (profile->contexts[context].hash * 0x9e3779b1u);
+}
+
+static void add_weights(struct group *group, size_t i, double observed,
+			double merged)
+{
+	if (group->counts[i] < UINT32_MAX)
+		group->counts[i]++;
+	group->observed[i] += observed;
+	group->merged[i] += merged;
+}
+
+/* Adds a sample of `observed` seconds at `time` (merged: observed times
+ * its scale). A time-ordered group first marks the time since its last
+ * sample that no sample covered, in whole ticks, as a gap: a task sampled
+ * once in 30 ticks shows 30 ticks apart, not stretched over them. */
 static struct ws_error *group_add(struct ws_profile *profile,
 				  struct group *group, uint32_t stack,
-				  double weight)
+				  uint32_t context, double time,
+				  double observed, double merged)
 {
+	size_t index;
 	if (!group->aggregated) {
-		/* Time order: extend the previous entry when the stack did
-		 * not change, which is what a parked task does all day. */
-		if (group->count && group->stacks[group->count - 1] == stack) {
-			group->weights[group->count - 1] += weight;
+		/* Jitter moves a tick by up to a tenth of an interval: half
+		 * an interval unaccounted for is a tick not observed. */
+		double gap = time - group->cursor;
+		if (group->count && gap >= 0.5 * profile->interval) {
+			double ticks = floor(gap / profile->interval + 0.5);
+			double length = ticks * profile->interval;
+			if (group->stacks[group->count - 1] == GAP_STACK) {
+				group->observed[group->count - 1] += length;
+			} else {
+				struct ws_error *err = append_entry(
+					group, GAP_STACK, 0, 0, length, 0,
+					&index);
+				if (err)
+					return err;
+			}
+			group->cursor += length;
+		}
+		group->cursor += observed;
+		/* Time order: extend the previous entry when nothing
+		 * changed, which is what a parked task does all day. */
+		if (group->count &&
+		    group->stacks[group->count - 1] == stack &&
+		    group->contexts[group->count - 1] == context) {
+			add_weights(group, group->count - 1, observed, merged);
 			return NULL;
 		}
-		size_t index;
-		return append_entry(group, stack, weight, &index);
+		return append_entry(group, stack, context, 1, observed, merged,
+				    &index);
 	}
 
-	uint32_t hash = profile->stacks[stack].hash;
-	struct entry_key key = {group, stack};
+	uint32_t hash = entry_hash(profile, stack, context);
+	struct entry_key key = {group, stack, context};
 	if (!index_set_reserve(&group->by_stack))
 		return &ws_error_nomem;
 	uint64_t *slot = index_set_find(&group->by_stack, hash, entry_eq, &key);
 	if (*slot) {
-		group->weights[(uint32_t)*slot - 1] += weight;
+		add_weights(group, (uint32_t)*slot - 1, observed, merged);
 		return NULL;
 	}
-	size_t index;
-	struct ws_error *err = append_entry(group, stack, weight, &index);
+	struct ws_error *err = append_entry(group, stack, context, 1, observed,
+					    merged, &index);
 	if (err)
 		return err;
 	index_set_insert(&group->by_stack, slot, hash, (uint32_t)index);
@@ -265,21 +346,21 @@ static struct ws_error *group_add(struct ws_profile *profile,
 struct ws_error *ws_profile_add(struct ws_profile *profile,
 				const struct ws_sample *sample)
 {
+	double scale = sample->scale > 0 ? sample->scale : 1;
 	if (!isfinite(sample->weight) || sample->weight < 0 ||
-	    !isfinite(sample->time))
+	    !isfinite(sample->time) || !isfinite(scale))
 		return ws_error_create(WS_ERR_OTHER,
 				       "profile: sample of task %" PRIu64
-				       " has weight %g at time %g",
+				       " has weight %g (scale %g) at time %g",
 				       sample->task_id, sample->weight,
-				       sample->time);
-	size_t depth = sample->nframes + 1;
-	if (depth < sample->nframes ||
-	    !ws_grow((void **)&profile->scratch_stack,
-		  &profile->scratch_stack_capacity, depth,
+				       sample->scale, sample->time);
+	size_t depth = sample->nframes;
+	if (!ws_grow((void **)&profile->scratch_stack,
+		  &profile->scratch_stack_capacity, depth + 1,
 		  sizeof(*profile->scratch_stack)))
 		return &ws_error_nomem;
 
-	/* Unwound innermost first; stored root first, leaf frame last. */
+	/* Unwound innermost first; stored root first. */
 	struct ws_error *err;
 	for (size_t i = 0; i < sample->nframes; i++) {
 		err = profile_intern_frame(profile,
@@ -288,8 +369,8 @@ struct ws_error *ws_profile_add(struct ws_profile *profile,
 		if (err)
 			return err;
 	}
-	err = profile_intern_leaf(profile, sample,
-				  &profile->scratch_stack[depth - 1]);
+	uint32_t context = 0;
+	err = profile_intern_context(profile, sample, &context);
 	if (err)
 		return err;
 
@@ -302,16 +383,73 @@ struct ws_error *ws_profile_add(struct ws_profile *profile,
 	err = find_group(profile, sample, &group);
 	if (err)
 		return err;
-	err = group_add(profile, group, stack, sample->weight);
+	double merged = sample->weight * scale;
+	err = group_add(profile, group, stack, context, sample->time,
+			sample->weight, merged);
 	if (err)
 		return err;
 
+	double weight = group->aggregated ? merged : sample->weight;
 	if (sample->time < group->start)
 		group->start = sample->time;
-	if (sample->time + sample->weight > group->end)
-		group->end = sample->time + sample->weight;
-	group->weight += sample->weight;
+	double end = group->aggregated ? sample->time + sample->weight
+				       : group->cursor;
+	if (end > group->end)
+		group->end = end;
+	group->weight += weight;
 	profile->sample_count++;
+	return NULL;
+}
+
+void ws_profile_set_frame_key(struct ws_profile *profile, enum ws_frame_key key)
+{
+	if (profile->line_count == 0)
+		profile->frame_key = key;
+}
+
+void ws_profile_set_start_time(struct ws_profile *profile, uint64_t unix_ns)
+{
+	profile->start_unix_ns = unix_ns;
+}
+
+uint64_t ws_profile_start_time(const struct ws_profile *profile)
+{
+	return profile->start_unix_ns;
+}
+
+void ws_profile_set_process(struct ws_profile *profile, int pid)
+{
+	profile->pid = pid;
+	profile->order_count = 0;
+}
+
+void ws_profile_set_runtime(struct ws_profile *profile, const char *runtime)
+{
+	free(profile->runtime);
+	profile->runtime = runtime ? strdup(runtime) : NULL;
+}
+
+const char *ws_profile_runtime(const struct ws_profile *profile)
+{
+	return profile->runtime;
+}
+
+struct ws_error *ws_profile_add_module(struct ws_profile *profile,
+				       const struct ws_profile_module *module)
+{
+	if (!ws_grow((void **)&profile->modules, &profile->module_capacity,
+		     profile->module_count + 1, sizeof(*profile->modules)))
+		return &ws_error_nomem;
+	bool nomem = false;
+	struct ws_profile_module copy = *module;
+#define COPY(s)                                                             \
+	if (s && !(s = profile_strings_copy(profile, s, strlen(s))))        \
+		nomem = true;
+	COPY(copy.name) COPY(copy.path) COPY(copy.build_id)
+#undef COPY
+	if (nomem)
+		return &ws_error_nomem;
+	profile->modules[profile->module_count++].module = copy;
 	return NULL;
 }
 
@@ -375,90 +513,329 @@ size_t ws_profile_group_count(const struct ws_profile *profile)
 	return profile->group_count;
 }
 
+/* Where a group comes in the order of ws_profile_group_name's contract:
+ * (rank, key). Time-ordered groups first, the main thread or first task
+ * before the others, then by id; merged groups after, in order of first
+ * appearance. */
+struct group_rank {
+	int rank;
+	uint64_t key;
+	uint32_t index;
+};
+
+static int compare_ranks(const void *a, const void *b)
+{
+	const struct group_rank *x = a, *y = b;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+static const struct group *group_at(const struct ws_profile *cprofile,
+				    size_t i)
+{
+	/* The order is a cache of the groups, built on first read: the
+	 * profile is logically const here. */
+	struct ws_profile *profile = (struct ws_profile *)cprofile;
+	if (profile->order_count != profile->group_count) {
+		struct group_rank *ranks = malloc(profile->group_count *
+						  sizeof(*ranks));
+		uint32_t *order = realloc(profile->order, profile->group_count *
+					  sizeof(*order));
+		if (!ranks || !order) {
+			free(ranks);
+			if (order)
+				profile->order = order;
+			return &profile->groups[i]; /* unsorted, still whole */
+		}
+		profile->order = order;
+		for (size_t g = 0; g < profile->group_count; g++) {
+			const struct group *group = &profile->groups[g];
+			uint64_t key = group->key;
+			int rank;
+			if (group->aggregated) {
+				rank = 3;
+				key = 0;
+			} else if (key >> 63) {
+				rank = 2; /* idle workers */
+			} else if (profile->pid > 0 &&
+				   key == (uint64_t)profile->pid) {
+				rank = 0;
+			} else {
+				rank = 1;
+			}
+			ranks[g] = (struct group_rank){rank, key, (uint32_t)g};
+		}
+		qsort(ranks, profile->group_count, sizeof(*ranks),
+		      compare_ranks);
+		for (size_t g = 0; g < profile->group_count; g++)
+			order[g] = ranks[g].index;
+		free(ranks);
+		profile->order_count = profile->group_count;
+	}
+	return &profile->groups[profile->order[i]];
+}
+
 const char *ws_profile_group_name(const struct ws_profile *profile,
 				  size_t group)
 {
-	return profile->groups[group].name;
+	return group_at(profile, group)->name;
 }
 
 double ws_profile_group_start(const struct ws_profile *profile, size_t group)
 {
-	return profile->groups[group].start;
+	return group_at(profile, group)->start;
 }
 
 double ws_profile_group_end(const struct ws_profile *profile, size_t group)
 {
-	return profile->groups[group].end;
+	return group_at(profile, group)->end;
 }
 
 double ws_profile_group_weight(const struct ws_profile *profile, size_t group)
 {
-	return profile->groups[group].weight;
+	return group_at(profile, group)->weight;
+}
+
+bool ws_profile_group_merged(const struct ws_profile *profile, size_t group)
+{
+	return group_at(profile, group)->aggregated;
 }
 
 size_t ws_profile_group_entry_count(const struct ws_profile *profile,
 				    size_t group)
 {
-	return profile->groups[group].count;
+	return group_at(profile, group)->count;
+}
+
+/* --- visiting by display frame --- */
+
+/* An entry's stack as display frames, leaf last, into *buf; returns its
+ * depth. Gaps have depth 0. `by_name`: each frame its name's first frame. */
+static size_t display_stack(const struct ws_profile *profile,
+			    const struct group *group, size_t i, bool by_name,
+			    uint32_t **buf, size_t *capacity, bool *nomem)
+{
+	uint32_t stack_index = group->stacks[i];
+	if (stack_index == GAP_STACK)
+		return 0;
+	const struct stack_record *stack = &profile->stacks[stack_index];
+	size_t depth = stack->depth + 1;
+	if (!ws_grow((void **)buf, capacity, depth, sizeof(**buf))) {
+		*nomem = true;
+		return 0;
+	}
+	const uint32_t *lines = profile->stack_pool + stack->offset;
+	for (size_t k = 0; k < stack->depth; k++)
+		(*buf)[k] = profile->lines[lines[k]].display;
+	(*buf)[stack->depth] =
+		profile->lines[profile->contexts[group->contexts[i]].leaf].display;
+	if (by_name)
+		for (size_t k = 0; k < depth; k++)
+			(*buf)[k] = profile->frames[(*buf)[k]].name_id;
+	return depth;
+}
+
+static double entry_weight(const struct group *group, size_t i)
+{
+	return group->aggregated ? group->merged[i] : group->observed[i];
 }
 
 struct ws_error *ws_profile_visit(const struct ws_profile *profile,
 				  size_t group_index, ws_profile_visit_fn fn,
 				  void *arg)
 {
-	const struct group *group = &profile->groups[group_index];
-	for (size_t i = 0; i < group->count; i++) {
-		const struct stack_record *stack =
-			&profile->stacks[group->stacks[i]];
-		struct ws_error *err = fn(profile->stack_pool + stack->offset,
-					  stack->depth, group->weights[i], arg);
-		if (err)
-			return err;
+	const struct group *group = group_at(profile, group_index);
+	if (group->aggregated)
+		return ws_profile_visit_aggregated(profile, group_index, false,
+						   fn, arg);
+	/* Time order: runs of one display stack come as one sample. */
+	uint32_t *cur = NULL, *prev = NULL;
+	size_t cur_cap = 0, prev_cap = 0, prev_depth = 0;
+	double pending = 0;
+	bool have = false, nomem = false;
+	struct ws_error *err = NULL;
+	for (size_t i = 0; i < group->count && !err; i++) {
+		size_t depth = display_stack(profile, group, i, false, &cur,
+					     &cur_cap, &nomem);
+		if (nomem)
+			break;
+		double w = entry_weight(group, i);
+		if (have && depth == prev_depth &&
+		    memcmp(cur, prev, depth * sizeof(*cur)) == 0) {
+			pending += w;
+			continue;
+		}
+		if (have)
+			err = fn(prev, prev_depth, pending, arg);
+		uint32_t *t = prev;
+		prev = cur;
+		cur = t;
+		size_t tc = prev_cap;
+		prev_cap = cur_cap;
+		cur_cap = tc;
+		prev_depth = depth;
+		pending = w;
+		have = true;
 	}
-	return NULL;
+	if (!err && !nomem && have)
+		err = fn(prev, prev_depth, pending, arg);
+	free(cur);
+	free(prev);
+	return nomem ? &ws_error_nomem : err;
+}
+
+/* The distinct display stacks of a visit, in order of first appearance. */
+struct stack_sums {
+	uint32_t *pool;
+	size_t pool_used, pool_capacity;
+	struct stack_record *stacks;
+	double *weights;
+	size_t count, capacity;
+	struct index_set set;
+};
+
+struct sums_key {
+	const struct stack_sums *sums;
+	const uint32_t *frames;
+	size_t depth;
+};
+
+static bool sums_eq(const void *key_arg, uint32_t index)
+{
+	const struct sums_key *key = key_arg;
+	const struct stack_record *stack = &key->sums->stacks[index];
+	return stack->depth == key->depth &&
+	       memcmp(key->sums->pool + stack->offset, key->frames,
+		      key->depth * sizeof(*key->frames)) == 0;
+}
+
+static bool sums_add(struct stack_sums *sums, const uint32_t *frames,
+		     size_t depth, double weight)
+{
+	uint32_t hash = (uint32_t)(ws_hash_bytes(frames, depth * sizeof(*frames),
+						 0) >> 32);
+	struct sums_key key = {sums, frames, depth};
+	if (!index_set_reserve(&sums->set))
+		return false;
+	uint64_t *slot = index_set_find(&sums->set, hash, sums_eq, &key);
+	if (*slot) {
+		sums->weights[(uint32_t)*slot - 1] += weight;
+		return true;
+	}
+	size_t capacity = sums->capacity;
+	if (!ws_grow((void **)&sums->pool, &sums->pool_capacity,
+		     sums->pool_used + depth, sizeof(*sums->pool)) ||
+	    !ws_grow((void **)&sums->stacks, &capacity, sums->count + 1,
+		     sizeof(*sums->stacks)))
+		return false;
+	capacity = sums->capacity;
+	if (!ws_grow((void **)&sums->weights, &capacity, sums->count + 1,
+		     sizeof(*sums->weights)))
+		return false;
+	sums->capacity = capacity;
+	memcpy(sums->pool + sums->pool_used, frames, depth * sizeof(*frames));
+	sums->stacks[sums->count] = (struct stack_record){
+		.offset = sums->pool_used, .depth = (uint32_t)depth,
+		.hash = hash};
+	sums->weights[sums->count] = weight;
+	sums->pool_used += depth;
+	index_set_insert(&sums->set, slot, hash, (uint32_t)sums->count++);
+	return true;
 }
 
 struct ws_error *ws_profile_visit_aggregated(const struct ws_profile *profile,
-					     size_t group_index,
+					     size_t group_index, bool by_name,
 					     ws_profile_visit_fn fn, void *arg)
 {
-	const struct group *group = &profile->groups[group_index];
-	if (group->aggregated)
-		return ws_profile_visit(profile, group_index, fn, arg);
-
-	/* Sum per stack in a scratch group that aggregates, so the order of
-	 * first appearance and the memory bound match the aggregated
-	 * groups'. */
-	struct group sums = {0};
-	struct ws_error *err = NULL;
-	for (size_t i = 0; i < group->count && !err; i++) {
-		uint32_t stack = group->stacks[i];
-		uint32_t hash = profile->stacks[stack].hash;
-		struct entry_key key = {&sums, stack};
-		if (!index_set_reserve(&sums.by_stack)) {
-			err = &ws_error_nomem;
-			break;
-		}
-		uint64_t *slot = index_set_find(&sums.by_stack, hash, entry_eq,
-						&key);
-		if (*slot) {
-			sums.weights[(uint32_t)*slot - 1] += group->weights[i];
-			continue;
-		}
-		size_t index;
-		err = append_entry(&sums, stack, group->weights[i], &index);
-		if (!err)
-			index_set_insert(&sums.by_stack, slot, hash,
-					 (uint32_t)index);
+	const struct group *group = group_at(profile, group_index);
+	struct stack_sums sums = {0};
+	uint32_t *buf = NULL;
+	size_t capacity = 0;
+	bool nomem = false;
+	for (size_t i = 0; i < group->count && !nomem; i++) {
+		size_t depth = display_stack(profile, group, i, by_name, &buf,
+					     &capacity, &nomem);
+		if (!nomem && depth &&
+		    !sums_add(&sums, buf, depth, entry_weight(group, i)))
+			nomem = true;
 	}
-	for (size_t i = 0; i < sums.count && !err; i++) {
-		const struct stack_record *stack =
-			&profile->stacks[sums.stacks[i]];
-		err = fn(profile->stack_pool + stack->offset, stack->depth,
+	struct ws_error *err = nomem ? &ws_error_nomem : NULL;
+	for (size_t i = 0; i < sums.count && !err; i++)
+		err = fn(sums.pool + sums.stacks[i].offset, sums.stacks[i].depth,
 			 sums.weights[i], arg);
-	}
+	free(buf);
+	free(sums.pool);
 	free(sums.stacks);
 	free(sums.weights);
-	index_set_deinit(&sums.by_stack);
+	index_set_deinit(&sums.set);
+	return err;
+}
+
+/* --- read access by line --- */
+
+size_t ws_profile_line_count(const struct ws_profile *profile)
+{
+	return profile->line_count;
+}
+
+const struct ws_profile_line *ws_profile_line(const struct ws_profile *profile,
+					      size_t index)
+{
+	return index < profile->line_count ? &profile->lines[index].line : NULL;
+}
+
+size_t ws_profile_module_count(const struct ws_profile *profile)
+{
+	return profile->module_count;
+}
+
+const struct ws_profile_module *ws_profile_module(const struct ws_profile *profile,
+						  size_t index)
+{
+	return index < profile->module_count ? &profile->modules[index].module
+					     : NULL;
+}
+
+struct ws_error *ws_profile_visit_samples(const struct ws_profile *profile,
+					  ws_profile_sample_fn fn, void *arg)
+{
+	uint32_t *buf = NULL;
+	size_t capacity = 0;
+	struct ws_error *err = NULL;
+	for (size_t g = 0; g < profile->group_count && !err; g++) {
+		const struct group *group = group_at(profile, g);
+		for (size_t i = 0; i < group->count && !err; i++) {
+			if (group->stacks[i] == GAP_STACK)
+				continue;
+			const struct stack_record *stack =
+				&profile->stacks[group->stacks[i]];
+			const struct context_record *context =
+				&profile->contexts[group->contexts[i]];
+			if (!ws_grow((void **)&buf, &capacity, stack->depth + 1,
+				     sizeof(*buf))) {
+				err = &ws_error_nomem;
+				break;
+			}
+			memcpy(buf, profile->stack_pool + stack->offset,
+			       stack->depth * sizeof(*buf));
+			size_t depth = stack->depth;
+			/* A state with no stack at all keeps its leaf: a
+			 * sample is never without a location. */
+			if (!context->leaf_is_state || depth == 0)
+				buf[depth++] = context->leaf;
+			struct ws_profile_sample sample = {
+				.lines = buf,
+				.depth = depth,
+				.context = &context->context,
+				.count = group->counts[i],
+				.weight = group->merged[i],
+			};
+			err = fn(&sample, arg);
+		}
+	}
+	free(buf);
 	return err;
 }

@@ -27,13 +27,12 @@ static void threads_thread_task(struct ws_runtime *runtime,
 		return;
 	}
 	task->start = WS_START_THREAD;
-	long nr;
 	if (th->group_stop) {
 		task->state = WS_STATE_WAITING;
 		task->wait_reason = "stopped";
-	} else if (ws_syscall_blocked(&th->regs, &nr)) {
+	} else if (th->syscall >= 0) {
 		task->state = WS_STATE_WAITING;
-		task->wait_reason = ws_syscall_name(nr);
+		task->wait_reason = ws_syscall_name(th->syscall);
 	} else {
 		task->state = WS_STATE_RUNNING;
 	}

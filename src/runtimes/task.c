@@ -79,10 +79,9 @@ enum ws_on_cpu ws_task_start_on_cpu(struct ws_task *task,
 	if (task->stack_hi && (sp < task->stack_lo || sp >= task->stack_hi))
 		return WS_ON_CPU_SAVED;
 	task->start = WS_START_THREAD;
-	long nr;
-	if (ws_syscall_blocked(&th->regs, &nr)) {
+	if (th->syscall >= 0) {
 		task->state = WS_STATE_SYSCALL;
-		task->wait_reason = ws_syscall_name(nr);
+		task->wait_reason = ws_syscall_name(th->syscall);
 	}
 	return WS_ON_CPU_LIVE;
 }

@@ -167,6 +167,11 @@ void ws_sampler_destroy(struct ws_sampler *s)
 	free(s);
 }
 
+struct ws_symbols *ws_sampler_symbols(const struct ws_sampler *s)
+{
+	return s->symbols;
+}
+
 const char *ws_sampler_runtime_name(const struct ws_sampler *s)
 {
 	return ws_runtime_name(s->runtime);
@@ -413,6 +418,18 @@ static struct ws_error *unwind_all(struct ws_sampler *s)
 							true);
 		const char *stop_reason = NULL;
 		size_t npcs = 0;
+		/* Never ran: nothing to unwind, and no failure either. An
+		 * idle worker is no task. */
+		tt->not_started = tt->task->state != WS_STATE_IDLE &&
+				  (tt->task->pc_exact ||
+				   (tt->task->start == WS_START_NONE &&
+				    !tt->task->error));
+		if (tt->not_started) {
+			if ((err = synthetic_stack(s, tt->task, &nframes)))
+				return err;
+			tt->nframes = nframes - tt->first_frame;
+			continue;
+		}
 		if (snap->error) {
 			/* A task that never ran is not a failure. */
 			if (!(tt->task->start == WS_START_NONE &&
@@ -521,7 +538,9 @@ struct ws_error *ws_sampler_tick(struct ws_sampler *s,
 		     sizeof(*tick->tasks)))
 		return &ws_error_nomem;
 	uint64_t unwind_start = ws_now_ns();
+	uint64_t cold_before = ws_symbols_cold_ns(s->symbols);
 	err = unwind_all(s);
+	tick->cold_naming_ns = ws_symbols_cold_ns(s->symbols) - cold_before;
 	if (err)
 		return err;
 	ws_budget_note_unwind(&s->budget, ws_now_ns() - unwind_start,

@@ -1,7 +1,8 @@
 /*
  * System call names (table generated from asm/unistd_64.h at build time),
- * the blocked-in-a-syscall test on stopped registers, and the same question
- * asked of /proc for a thread that runs.
+ * the blocked-in-a-syscall test on stopped registers, a thread's real
+ * call behind restart_syscall (remembered, else read from the code), and
+ * the same question asked of /proc for a thread that runs.
  */
 #include "ws_syscalls.h"
 
@@ -10,7 +11,10 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+#include "ws_remote_memory.h"
 
 #include "syscall_names.h"
 
@@ -71,4 +75,63 @@ bool ws_syscall_of_thread(pid_t pid, pid_t tid, long *nr)
 		return false;
 	*nr = value;
 	return true;
+}
+
+long ws_syscall_decode_number(const uint8_t *code, size_t n)
+{
+	if (n < 2 || code[n - 2] != 0x0f || code[n - 1] != 0x05)
+		return -1;
+	const uint8_t *end = code + n - 2;
+	uint32_t imm;
+	/* b8 imm32: mov $imm32, %eax (glibc's wrappers, Go's assembly). */
+	if (end - code >= 5 && end[-5] == 0xb8) {
+		memcpy(&imm, end - 4, 4);
+		return (long)imm;
+	}
+	/* 48 c7 c0 imm32: mov $imm32, %rax. */
+	if (end - code >= 7 && end[-7] == 0x48 && end[-6] == 0xc7 &&
+	    end[-5] == 0xc0) {
+		memcpy(&imm, end - 4, 4);
+		return (long)(int32_t)imm;
+	}
+	return -1;
+}
+
+/* The call the code before the syscall instruction ending at pc loads, or
+ * -1 (unreadable, or not loaded by an immediate). */
+static long read_number(pid_t tid, uint64_t pc)
+{
+	uint8_t code[16];
+	if (pc < sizeof(code))
+		return -1;
+	struct ws_error *err = ws_remote_read(tid, pc - sizeof(code), code,
+					      sizeof(code));
+	if (err) {
+		ws_error_destroy(err);
+		return -1;
+	}
+	return ws_syscall_decode_number(code, sizeof(code));
+}
+
+long ws_syscall_current(pid_t tid, const struct user_regs_struct *regs,
+			struct ws_syscall_memory *memory)
+{
+	long nr;
+	if (!ws_syscall_blocked(regs, &nr)) {
+		/* Whatever it waited in is over. */
+		memory->pc = 0;
+		return -1;
+	}
+	uint64_t pc = regs->rip;
+	if (nr == WS_SYSCALL_RESTART) {
+		if (memory->pc == pc)
+			return memory->nr;
+		long loaded = read_number(tid, pc);
+		/* A load of restart_syscall itself would say nothing new. */
+		if (loaded >= 0 && loaded != WS_SYSCALL_RESTART)
+			nr = loaded;
+	}
+	memory->pc = pc;
+	memory->nr = nr;
+	return nr;
 }

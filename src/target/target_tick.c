@@ -32,6 +32,8 @@ static size_t collect_stopped(struct ws_target *t, ws_thread_visit_fn visit,
 			continue;
 		}
 		th->regs_valid = true;
+		th->syscall = ws_syscall_current(th->tid, &th->regs,
+						 &th->syscall_memory);
 		n++;
 		if (!visit)
 			continue;

@@ -39,7 +39,17 @@ static void record(pid_t pid, const char *seconds, const char *max_pause,
 
 	cr_log_info("--max-pause %s --max-cpu %s: %s", max_pause, max_cpu,
 		    res.err);
-	out->seconds = e2e_parse_summary(res.err).seconds;
+	struct e2e_summary s = e2e_parse_summary(res.err);
+	out->seconds = s.seconds;
+	/* The summary counts the live goroutines (the fixture's and the
+	 * runtime's few), however few a tick sampled, and says how many. */
+	cr_expect(s.tasks >= GOROUTINES && s.tasks <= GOROUTINES + 50,
+		  "summary: %ld tasks for %d goroutines and the runtime's: %s",
+		  s.tasks, GOROUTINES, s.line);
+	cr_expect_leq(s.sampled_per_tick, s.tasks, "%s", s.line);
+	if (strcmp(max_pause, "0") != 0)
+		cr_expect_lt(s.sampled_per_tick, s.tasks / 2,
+			     "a subset, yet the summary says: %s", s.line);
 
 	struct ss_view v = ss_load(file);
 	memset(out->chain, 0, sizeof(out->chain));

@@ -77,7 +77,7 @@ static void check_frame_shape(const cJSON *frame)
 static void check_task_shape(const cJSON *task)
 {
 	static const char *const keys[] = { "id", "name", "thread", "state",
-					    "wait_reason", "error",
+					    "wait_reason", "error", "not_started",
 					    "locked_to_thread", "labels",
 					    "frames", "created_by", NULL };
 	const cJSON *frames = cJSON_GetObjectItem(task, "frames");
@@ -93,6 +93,7 @@ static void check_task_shape(const cJSON *task)
 	cr_assert(cJSON_IsString(cJSON_GetObjectItem(task, "state")));
 	cr_assert(is_null_or(cJSON_GetObjectItem(task, "wait_reason"), cJSON_IsString));
 	cr_assert(is_null_or(cJSON_GetObjectItem(task, "error"), cJSON_IsString));
+	cr_assert(cJSON_IsBool(cJSON_GetObjectItem(task, "not_started")));
 	cr_assert(cJSON_IsBool(cJSON_GetObjectItem(task, "locked_to_thread")));
 	cr_assert(cJSON_IsNull(labels) || cJSON_IsObject(labels));
 	if (cJSON_IsObject(labels))

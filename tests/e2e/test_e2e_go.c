@@ -518,7 +518,11 @@ static void check_labels(const char *release)
 			(void)w;
 			if (!ss_has(&v, sample, groups[g].function))
 				continue;
-			if (strcmp(ss_profile_name(profile), groups[g].group) == 0)
+			/* A label's group merges tasks: in task-seconds. */
+			char want[128];
+			snprintf(want, sizeof(want), "%s \u2014 task-seconds",
+				 groups[g].group);
+			if (strcmp(ss_profile_name(profile), want) == 0)
 				in_group = true;
 			else
 				elsewhere = true;

@@ -2,14 +2,15 @@
  * End-to-end tests of `wallspy record` on Go programs: the seed's three
  * workloads (background/julia-walltime-profiler-discussion.txt) as Go
  * fixtures (fixtures/go/go_workload1-3, scaled down through their
- * arguments), each speedscope profile parsed with cJSON and checked for the
- * seed's shape and for the contract every Go profile keeps (every goroutine
- * sample, running or parked, starts at runtime.goexit; every frame names a
- * function); a short recording of 10k parked goroutines whose pause is held
- * to the pause budget and to Go's own snapshot of them; and targets that
- * exit in the middle of a tick. Workloads 1 and 2 run on every release of
- * the matrix (go_releases.h), the heavy ones (workload 3, 10k goroutines)
- * on the oldest and newest. Dump fidelity against Go's own traceback is in
+ * arguments; test_e2e_seed has all three at the seed's sizes), each
+ * speedscope profile parsed with cJSON and checked for the seed's shape and
+ * for the contract every Go profile keeps (every goroutine sample, running
+ * or parked, starts at runtime.goexit; every frame names a function); a
+ * short recording of 10k parked goroutines whose pause is held to the pause
+ * budget and to Go's own snapshot of them; and targets that exit in the
+ * middle of a tick. Workloads 1 and 2 run on every release of the matrix
+ * (go_releases.h), the heavy ones (workload 3, 10k goroutines) on the
+ * oldest and newest. Dump fidelity against Go's own traceback is in
  * test_e2e_go.c.
  */
 #include <math.h>
@@ -106,7 +107,8 @@ static void log_leaves(const struct ss_view *v, const char *what, double total)
 
 		if (strcmp(leaf, "[running]") == 0)
 			running += w;
-		else if (strcmp(leaf, "[runnable]") == 0)
+		else if (strcmp(leaf, "[runnable]") == 0 ||
+			 strcmp(leaf, "[not started]") == 0)
 			runnable += w;
 		else if (strncmp(leaf, "[waiting", 8) == 0)
 			waiting += w;
@@ -215,7 +217,7 @@ WS_GO_RELEASES(W1_TEST)
  *  - (ticks + missed)/rate is the summary's elapsed time (within jitter);
  *  - every sample has root runtime.goexit, a state leaf and a stack or a
  *    "[failed to sample: ...]" leaf (check_go_samples), and each
- *    short-lived goroutine is [runnable] (not started), [running] or
+ *    short-lived goroutine is [not started], [runnable], [running] or
  *    failed: it never waits on anything.
  */
 static void check_w2(const char *release)
@@ -272,6 +274,7 @@ static void check_w2(const char *release)
 			const char *leaf = ss_frame_at(&v, sample, -1);
 
 			if (strcmp(leaf, "[runnable]") == 0 ||
+			    strcmp(leaf, "[not started]") == 0 ||
 			    strcmp(leaf, "[running]") == 0 || ss_is_failed_leaf(leaf))
 				continue;
 			bad_short++;
@@ -331,7 +334,7 @@ WS_GO_RELEASES(W2_TEST)
  * Workload 3 (compute_heavy: 4096 tasks x 2^22 square roots plus one task
  * blocked on a channel in the seed). Go runs its default GOMAXPROCS (2
  * here) and starts a waiting goroutine about once per 10-20 ms time slice,
- * showing goroutines not yet started as their entry + [runnable], outside
+ * showing goroutines not yet started as their entry + [not started], outside
  * sum_of_sqrt; the runtime's own ~6 parked goroutines count too. So the
  * not-started share is about slice / (2 x work per goroutine) and the
  * parked share 7 / (N + 7). Measured: 112 x 2^25 gave 74-89 % and
@@ -357,7 +360,7 @@ static void check_w3(const char *release)
 		if (ss_has(&v, sample, "main.sum_of_sqrt"))
 			in_sqrt += w;
 		if (cJSON_GetArraySize(sample) == 3 &&
-		    strcmp(ss_frame_at(&v, sample, -1), "[runnable]") == 0)
+		    strcmp(ss_frame_at(&v, sample, -1), "[not started]") == 0)
 			not_started += w;
 		if (ss_has(&v, sample, "main.waitOnChannel") &&
 		    strcmp(ss_frame_at(&v, sample, -1), "[waiting: chan receive]") == 0)
@@ -365,7 +368,7 @@ static void check_w3(const char *release)
 	}
 	log_leaves(&v, "w3", total);
 	cr_log_info("w3: %.1f %% of %.2f s under main.sum_of_sqrt, %.1f %% not "
-		    "started (entry;[runnable]); channel waiter %.2f s; %s",
+		    "started (entry;[not started]); channel waiter %.2f s; %s",
 		    100 * in_sqrt / total, total, 100 * not_started / total, waiter,
 		    e2e_parse_summary(res.err).line);
 	cr_assert_gt(total, 0);

@@ -171,6 +171,7 @@ static void check_flip(const char *fixture, const struct flip_chains *c)
 		bool flip = nth_frame(stack, 1, loop, sizeof(loop)) &&
 			    strcmp(loop, c->loop) == 0;
 		bool is_parked = strcmp(leaf, "[runnable]") == 0 ||
+				 strcmp(leaf, "[not started]") == 0 ||
 				 strncmp(leaf, "[waiting", 8) == 0;
 		if (!is_parked || (!flip && strstr(stack, c->loop) == NULL &&
 				   strstr(stack, c->a) == NULL &&

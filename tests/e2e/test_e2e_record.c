@@ -190,33 +190,53 @@ Test(e2e_record, default_output_names, .timeout = 60, .fini = e2e_cleanup)
 	}
 }
 
-Test(e2e_record, folded, .timeout = 60, .fini = e2e_cleanup)
+/* Folded output, by default and with --lines (frames of one name then
+ * differ by line): lines "root;...;leaf COUNT", root first, and one line
+ * per distinct stack, as flamegraph.pl and speedscope read it. */
+static void check_folded(const char *mode)
 {
 	const char *dir = e2e_tmpdir();
 	const char *out = e2e_path(dir, "out.folded");
-	char *argv[] = { (char *)e2e_wallspy(), "record", "-f", "folded", "-o",
-			 (char *)out, "--", (char *)e2e_fixture("threads_blocked"),
-			 "1", NULL };
+	char *argv[11] = { (char *)e2e_wallspy(), "record", "-f", "folded", "-o",
+			   (char *)out };
+	int n = 6;
 	struct e2e_result res;
 	bool spinner = false, mutex_chain = false;
 	int lines = 0;
 
+	if (mode)
+		argv[n++] = (char *)mode;
+	argv[n++] = "--";
+	argv[n++] = (char *)e2e_fixture("threads_blocked");
+	argv[n++] = "1";
 	e2e_run(argv, dir, 30000, &res);
 	check_success(&res, "target exited with status 0");
 	char *text = e2e_read_file(out);
 	cr_assert_not_null(text, "no %s", out);
+	char *stacks[4096];
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-		lines++;
 		cr_assert(e2e_match(line, "^[^ ].* [0-9]+$"), "bad folded line: %s",
 			  line);
 		spinner |= strstr(line, ";spinner_block;") != NULL;
 		/* Root first: the caller precedes the callee. */
 		mutex_chain |= strstr(line, ";mutex_waiter_outer;mutex_waiter_block;") != NULL;
+		*strrchr(line, ' ') = '\0';
+		for (int i = 0; i < lines; i++)
+			cr_expect_str_neq(stacks[i], line, "%s: stack on two "
+					  "lines: %s", mode ? mode : "default", line);
+		cr_assert_lt(lines, 4096);
+		stacks[lines++] = line;
 	}
 	cr_assert_gt(lines, 0, "empty folded output");
 	cr_assert(spinner, "no ;spinner_block; in the folded output");
 	cr_assert(mutex_chain, "no ;mutex_waiter_outer;mutex_waiter_block; in "
 		  "the folded output");
+}
+
+Test(e2e_record, folded, .timeout = 60, .fini = e2e_cleanup)
+{
+	check_folded(NULL);
+	check_folded("--lines");
 }
 
 Test(e2e_record, attach_duration, .timeout = 60, .fini = e2e_cleanup)
@@ -543,5 +563,75 @@ Test(e2e_record, record_dash_p_attaches, .timeout = 60, .fini = e2e_cleanup)
 	check_success(&res, "target still running");
 	struct ss_view v = ss_load(out);
 	check_threads_blocked_profile(&v, res.seconds);
+	e2e_check_healthy_then_stop(pid);
+}
+
+/*
+ * Wait reasons survive wallspy's own stops. threads_waiting parks one
+ * thread in each waiting system call, named after it; /proc confirms each
+ * thread is in its call before anything traces it. After the first
+ * PTRACE_INTERRUPT the kernel resumes sleeps and timed waits through
+ * restart_syscall, so from the second stop on the registers say 219: yet
+ * every sample of each thread over a 2 s attach must carry its real call.
+ * A second attach then meets every sleep already restarted: the calls made
+ * through a wrapper that loads its number (glibc's clock_nanosleep, poll,
+ * ...) are still named; those made through the generic syscall() may only
+ * say restart_syscall (nothing in the thread tells them apart), which is
+ * what the kernel says of them.
+ */
+static void check_wait_reasons(pid_t pid, bool first)
+{
+	const char *opts[] = { "-d", "2", "--group-by", "thread", NULL };
+	const char *out;
+	struct e2e_result res = e2e_attach(pid, opts, "out.json", &out, 30000);
+
+	check_success(&res, "target still running");
+	struct ss_view v = ss_load(out);
+	for (int t = 0; t < TW_THREADS; t++) {
+		const struct tw_thread *tw = &tw_threads[t];
+		const cJSON *profile = thread_profile(&v, tw->name);
+		const cJSON *sample;
+		char expected[64];
+		int samples = 0, right = 0;
+		const char *wrong = NULL;
+
+		cr_assert_not_null(profile, "no profile for thread \"%s\"", tw->name);
+		snprintf(expected, sizeof(expected), "[waiting: %s]", tw->name);
+		cJSON_ArrayForEach(sample, cJSON_GetObjectItem(profile, "samples")) {
+			const char *leaf = ss_frame_at(&v, sample, -1);
+
+			samples++;
+			if (strcmp(leaf, expected) == 0)
+				right++;
+			else if (first || !tw->generic ||
+				 strcmp(leaf, "[waiting: restart_syscall]") != 0)
+				wrong = leaf;
+		}
+		cr_assert_gt(samples, 0, "thread %s: no sample", tw->name);
+		cr_expect_null(wrong, "%s attach, thread %s: a sample says \"%s\"",
+			       first ? "first" : "second", tw->name, wrong);
+		if (first || !tw->generic)
+			cr_expect_eq(right, samples, "thread %s: %d of %d samples "
+				     "say %s", tw->name, right, samples, expected);
+	}
+}
+
+Test(e2e_record, wait_reasons_survive_stops, .timeout = 60, .fini = e2e_cleanup)
+{
+	pid_t pid = e2e_start_fixture("threads_waiting", NULL, "ready", 10000);
+
+	for (int t = 0; t < TW_THREADS; t++) {
+		pid_t tid = e2e_thread_named(pid, tw_threads[t].name);
+		long nr = -1;
+		uint64_t sp, pc;
+
+		cr_assert_neq(tid, 0, "no thread %s", tw_threads[t].name);
+		cr_assert(e2e_thread_syscall(pid, tid, &nr, &sp, &pc) &&
+			  nr == tw_threads[t].nr,
+			  "thread %s: /proc says system call %ld, the fixture "
+			  "means %ld", tw_threads[t].name, nr, tw_threads[t].nr);
+	}
+	check_wait_reasons(pid, true);
+	check_wait_reasons(pid, false);
 	e2e_check_healthy_then_stop(pid);
 }

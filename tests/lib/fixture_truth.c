@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "e2e_util.h"
 
@@ -96,6 +97,16 @@ void tb_check_dump_stacks(const cJSON *dump, const char *main_comm)
 	cr_assert_geq(frame_index(frames, "_start", main_frame + 1), 0,
 		      "%s: no _start below main", main_comm);
 }
+const struct tw_thread tw_threads[TW_THREADS] = {
+	{ "nanosleep", SYS_nanosleep, true },
+	{ "clock_nanosleep", SYS_clock_nanosleep, false },
+	{ "poll", SYS_poll, false },
+	{ "ppoll", SYS_ppoll, false },
+	{ "epoll_wait", SYS_epoll_wait, false },
+	{ "select", SYS_select, true },
+	{ "futex", SYS_futex, true },
+	{ "read", SYS_read, false },
+};
 
 void tb_wait_sampled(pid_t pid)
 {

@@ -6,6 +6,7 @@
 #ifndef FIXTURE_TRUTH_H
 #define FIXTURE_TRUTH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -41,6 +42,20 @@ void tb_check_dump_stacks(const cJSON *dump, const char *main_comm);
  * t_sleep, asleep for an hour, is woken only by PTRACE_INTERRUPT, twice a
  * tick (/proc/PID/task/TID/status); fails the test when it is not. */
 void tb_wait_sampled(pid_t pid);
+
+/* fixtures/threads_waiting.c: one thread in each waiting system call, its
+ * comm the call's name; `nr` is the call's number from <sys/syscall.h>. */
+struct tw_thread {
+	const char *name;
+	long nr;
+	/* Entered through glibc's generic syscall(): nothing in its code says
+	 * which call it is, so only a tracer that saw the call begin knows it
+	 * once the kernel restarts it as restart_syscall. */
+	bool generic;
+};
+
+enum { TW_THREADS = 8 };
+extern const struct tw_thread tw_threads[TW_THREADS];
 
 /* fixtures/thread_churn.c: the sum it prints ("churn done COUNT sum=SUM"),
  * computed here independently. */

@@ -23,8 +23,9 @@ struct ss_view {
  * "wallspy@VERSION", frames with a string name (a string file and an
  * integer line when present), at least one profile, each "sampled" in
  * "seconds" with a name and startValue <= endValue, as many weights as
- * samples, every sample a non-empty array of integer frame indices in
- * range, every weight a positive number. */
+ * samples, every sample an array of integer frame indices in range —
+ * non-empty, but for the gaps of a thread's or task's time order (time
+ * it was not observed) — every weight a positive number. */
 struct ss_view ss_load(const char *path);
 
 /* Frame i of a sample, root first; negative i counts from the leaf (-1:
@@ -51,7 +52,8 @@ const char *ss_stack_text(const struct ss_view *v, const cJSON *sample);
  * a state, ...). */
 const char *ss_profile_name(const cJSON *profile);
 
-/* Weight of sample i of a profile, and the sum of them all. */
+/* Weight of sample i of a profile, and the sum of them all but the gaps
+ * (the time observed). */
 double ss_weight(const cJSON *profile, int i);
 double ss_profile_weight(const cJSON *profile);
 
@@ -64,8 +66,8 @@ long ss_task_id(const cJSON *profile);
 
 /* Visits every sample of every profile of view v: `profile`, `sample` (its
  * frame indices, root first) and the sample's weight `w` (a double),
- * walking samples and weights in step. `continue` moves to the next
- * sample. */
+ * walking samples and weights in step; gaps (empty samples) are skipped.
+ * `continue` moves to the next sample. */
 #define SS_FOR_EACH_SAMPLE(v, profile, sample, w)                            \
 	for (const cJSON *profile = (v)->profiles->child; profile;            \
 	     profile = profile->next)                                         \
@@ -75,14 +77,15 @@ long ss_task_id(const cJSON *profile);
 							       "weights")->child; \
 		     sample && w##_item;                                          \
 		     sample = sample->next, w##_item = w##_item->next)            \
-			for (double w = w##_item->valuedouble, w##_once = 1;      \
+			for (double w = w##_item->valuedouble,                    \
+				    w##_once = sample->child != NULL;             \
 			     w##_once; w##_once = 0)
 
 /* A leaf "[failed to sample: ...]". */
 bool ss_is_failed_leaf(const char *leaf);
 
 /* A leaf wallspy(1) lists as a state: [running], [runnable], [syscall],
- * [waiting: R], [syscall: R], [failed to sample: R]. */
+ * [waiting: R], [syscall: R], [failed to sample: R], and [not started]. */
 bool ss_is_state_leaf(const char *leaf);
 
 /* Whether a weight is a whole number (>= 1) of ticks at rate_hz. */

@@ -17,12 +17,22 @@ struct e2e_summary e2e_parse_summary(const char *err)
 
 	for (const char *p = err; p && *p;
 	     p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-		if (sscanf(p, "wallspy: %lf s, %ld ticks, %ld tasks, %ld samples, "
-			      "pause median %lf ms p99 %lf ms max %lf ms",
-			   &s.seconds, &s.ticks, &s.tasks, &s.samples,
-			   &s.pause_median_ms, &s.pause_p99_ms,
-			   &s.pause_max_ms) == 7)
-			line = p;
+		int n = 0;
+		long sampled = -1;
+		if (sscanf(p, "wallspy: %lf s, %ld ticks, %ld tasks%n", &s.seconds,
+			   &s.ticks, &s.tasks, &n) == 3) {
+			const char *q = p + n;
+			int m = 0;
+			if (sscanf(q, " (%ld sampled per tick)%n", &sampled, &m) == 1)
+				q += m;
+			if (sscanf(q, ", %ld samples, pause median %lf ms p99 %lf "
+				      "ms max %lf ms", &s.samples,
+				   &s.pause_median_ms, &s.pause_p99_ms,
+				   &s.pause_max_ms) == 4) {
+				line = p;
+				s.sampled_per_tick = sampled >= 0 ? sampled : s.tasks;
+			}
+		}
 		long reused;
 		if (sscanf(p, "wallspy: unwinds reused %ld", &reused) == 1)
 			s.unwinds_reused = reused;

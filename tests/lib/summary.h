@@ -1,6 +1,7 @@
 /*
  * summary: the one parser of the line wallspy record/attach closes with,
- *   wallspy: S s, T ticks, K tasks, N samples, pause median A ms p99 B ms
+ *   wallspy: S s, T ticks, K tasks[ (P sampled per tick)], N samples,
+ *   pause median A ms p99 B ms
  *   max C ms[, M missed ticks]; wallspy cpu X s (...), max rss R MB;
  *   TARGET; wrote FILE
  * (warnings may come before it), and of the "unwinds reused N" line that
@@ -14,7 +15,9 @@ struct e2e_summary {
 	const char *line;         /* the whole line (freed by e2e_cleanup) */
 	double seconds;           /* the recording's length */
 	long ticks;               /* ticks that sampled something */
-	long tasks;               /* tasks sampled at the last tick */
+	long tasks;               /* tasks alive at the last tick */
+	long sampled_per_tick;    /* of them sampled (= tasks without a
+				   * budget's subset) */
 	long samples;
 	long missed;              /* missed ticks (0 when not printed) */
 	double pause_median_ms, pause_p99_ms, pause_max_ms;

@@ -26,7 +26,7 @@ Test(timer, long_run_rate_is_exact, .timeout = 10)
 		deadline = ws_timer_next(&timer);
 		struct ws_timer_tick due;
 		/* The fake clock: the wait ends right at the deadline. */
-		cr_assert(ws_timer_fire(&timer, deadline, (uint64_t)i - 1, &due));
+		cr_assert(ws_timer_fire(&timer, deadline, (uint64_t)i - 1, false, &due));
 		cr_assert_eq(due.missed, 0, "tick %d on time missed %llu", i,
 			     (unsigned long long)due.missed);
 		cr_assert_not(due.warn_late);
@@ -62,7 +62,7 @@ Test(timer, jitter_within_ten_percent, .timeout = 10)
 		hi = fmax(hi, offset);
 		sum += offset;
 		struct ws_timer_tick due;
-		cr_assert(ws_timer_fire(&timer, deadline, 0, &due));
+		cr_assert(ws_timer_fire(&timer, deadline, 0, false, &due));
 	}
 	/* Uniform over [-0.1, 0.1): it spans the range, centred. */
 	cr_assert(lo < -0.099 && hi > 0.099, "jitter spans [%.4f, %.4f]", lo,
@@ -79,14 +79,14 @@ Test(timer, missed_ticks_are_counted_and_carried_as_weight, .timeout = 10)
 
 	/* Up to one interval late is not a missed tick. */
 	uint64_t deadline = ws_timer_next(&timer);
-	cr_assert(ws_timer_fire(&timer, deadline + interval, 20, &due));
+	cr_assert(ws_timer_fire(&timer, deadline + interval, 20, false, &due));
 	cr_assert_eq(due.missed, 0);
 	cr_assert_float_eq(due.weight, 0.01, 1e-12);
 
 	/* 3.5 intervals late: three grid points were skipped, and this tick
 	 * stands for four intervals. */
 	deadline = ws_timer_next(&timer);
-	cr_assert(ws_timer_fire(&timer, deadline + 7 * interval / 2, 20, &due));
+	cr_assert(ws_timer_fire(&timer, deadline + 7 * interval / 2, 20, false, &due));
 	cr_assert_eq(due.missed, 3);
 	cr_assert_float_eq(due.weight, 0.04, 1e-12);
 
@@ -106,7 +106,7 @@ Test(timer, missed_ticks_are_counted_and_carried_as_weight, .timeout = 10)
 		deadline = ws_timer_next(&timer);
 		/* Late by 0 to 4.9 intervals, by a fixed pattern. */
 		now = deadline + (uint64_t)(i * 7919 % 50) * interval / 10;
-		cr_assert(ws_timer_fire(&timer, now, 100, &due));
+		cr_assert(ws_timer_fire(&timer, now, 100, false, &due));
 		weight += due.weight;
 		missed += due.missed;
 	}
@@ -127,24 +127,31 @@ Test(timer, settling_ticks_are_late_without_a_warning, .timeout = 10)
 	for (; recorded < WS_TIMER_SETTLING_TICKS; recorded++) {
 		uint64_t deadline = ws_timer_next(&timer);
 		cr_assert(ws_timer_fire(&timer, deadline + 5 * interval,
-					recorded, &due));
+					recorded, false, &due));
 		cr_assert_eq(due.missed, 5);
 		cr_assert_not(due.warn_late, "warned at tick %llu",
 			      (unsigned long long)recorded);
 	}
 	/* On time: nothing to say. */
 	uint64_t deadline = ws_timer_next(&timer);
-	cr_assert(ws_timer_fire(&timer, deadline, recorded, &due));
+	cr_assert(ws_timer_fire(&timer, deadline, recorded, false, &due));
 	cr_assert_not(due.warn_late);
-	/* Late after them: warned once, counted always. */
+	/* Late because the last tick loaded debug info (the caller says
+	 * so): counted, quiet, and the warning is still to come. */
+	deadline = ws_timer_next(&timer);
+	cr_assert(ws_timer_fire(&timer, deadline + 3 * interval, recorded,
+				true, &due));
+	cr_assert_not(due.warn_late);
+	cr_assert_eq(due.missed, 3);
+	/* Late otherwise: warned once, counted always. */
 	deadline = ws_timer_next(&timer);
 	cr_assert(ws_timer_fire(&timer, deadline + 2 * interval, recorded,
-				&due));
+				false, &due));
 	cr_assert(due.warn_late);
 	cr_assert_eq(due.missed, 2);
 	deadline = ws_timer_next(&timer);
 	cr_assert(ws_timer_fire(&timer, deadline + 2 * interval, recorded,
-				&due));
+				false, &due));
 	cr_assert_not(due.warn_late);
 	cr_assert_eq(due.missed, 2);
 }
@@ -160,7 +167,7 @@ Test(timer, duration_ends_the_ticks, .timeout = 10)
 	for (;;) {
 		uint64_t deadline = ws_timer_next(&timer);
 		cr_assert_leq(deadline, end, "a deadline past the end");
-		if (!ws_timer_fire(&timer, deadline, (uint64_t)ticks, &due))
+		if (!ws_timer_fire(&timer, deadline, (uint64_t)ticks, false, &due))
 			break;
 		ticks++;
 		cr_assert_lt(ticks, 10, "the ticks do not end");

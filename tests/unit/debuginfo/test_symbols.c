@@ -534,6 +534,28 @@ static void expect_go_frame(const struct ws_frame *f,
 	cr_expect_str_eq(f->module, "prog");
 }
 
+/* runtime.systemstack_switch, as a goroutine on the system stack shows
+ * it: Go saves as the goroutine's pc the function's entry (Go 1.19) or
+ * its entry + 8 (Go 1.21 on; runtime/asm_amd64.s,
+ * gosave_systemstack_switch), a "return address" that is no return
+ * address (Go's traceback backs up only a pc past its function's entry),
+ * beyond the 1 byte the symbol table gives the function. The entry is the
+ * symbol table's. */
+static void expect_systemstack_switch(struct ws_symbols *symbols)
+{
+	uint64_t entry;
+	cr_assert(ws_symbols_find_function(symbols, "runtime.systemstack_switch",
+					   &entry), "no runtime.systemstack_switch");
+	for (int skip = 0; skip <= 8; skip += 8) {
+		const struct ws_location *loc =
+			ws_symbols_lookup(symbols, entry + skip, true);
+		const struct ws_frame *f = &loc->frames[loc->nframes - 1];
+		cr_assert_not_null(f->function, "entry + %d unnamed", skip);
+		cr_expect_str_eq(f->function, "runtime.systemstack_switch",
+				 "entry + %d", skip);
+	}
+}
+
 Test(symbols, go_functions_lines_and_inlining, .fini = e2e_cleanup,
      .timeout = 120)
 {
@@ -569,12 +591,14 @@ Test(symbols, go_functions_lines_and_inlining, .fini = e2e_cleanup,
 	loc = ws_symbols_lookup(symbols, truth.goexit_pc, false);
 	cr_assert_not_null(loc->frames[0].function);
 	cr_expect_str_eq(loc->frames[0].function, "runtime.goexit");
+	expect_systemstack_switch(symbols);
 	ws_symbols_destroy(symbols);
 }
 
 /* Without DWARF (-ldflags=-w) names come from the symbol table, where Go's
  * assembly functions carry their ABI: ".abi0" is dropped, as Go's
- * tracebacks do. */
+ * tracebacks do; and from Go's function table where the symbol table's
+ * sizes fall short. */
 Test(symbols, go_without_dwarf_drops_abi_suffix, .fini = e2e_cleanup,
      .timeout = 120)
 {
@@ -593,6 +617,7 @@ Test(symbols, go_without_dwarf_drops_abi_suffix, .fini = e2e_cleanup,
 	loc = ws_symbols_lookup(symbols, truth.entry, false);
 	cr_assert_not_null(loc->frames[0].function);
 	cr_expect_str_eq(loc->frames[0].function, "main.park");
+	expect_systemstack_switch(symbols);
 	ws_symbols_destroy(symbols);
 }
 

@@ -68,7 +68,7 @@ static void visit(const struct ws_profile *profile, size_t group,
 	memset(v, 0, sizeof(*v));
 	v->profile = profile;
 	struct ws_error *err =
-		aggregated ? ws_profile_visit_aggregated(profile, group,
+		aggregated ? ws_profile_visit_aggregated(profile, group, false,
 							 collect, v)
 			   : ws_profile_visit(profile, group, collect, v);
 	cr_assert_null(err);
@@ -138,11 +138,62 @@ Test(profile, frames_differ_by_file_and_line)
 	};
 	struct ws_sample s = sample_of(frames, 6, WS_STATE_RUNNING, 0);
 	pf_add(profile, &s);
-	/* 4 distinct f + [running] */
-	cr_assert_eq(ws_profile_frame_count(profile), 5);
+	/* By function: f in a.c (shown at the first line seen, 1), in b.c,
+	 * in no file, + [running]; all 5 lines stay lines. */
+	cr_assert_eq(ws_profile_frame_count(profile), 4);
+	cr_assert_eq(ws_profile_line_count(profile), 5);
+	cr_assert_eq(ws_profile_frame(profile, 0)->line, 1);
 	const struct ws_profile_frame *nofile = ws_profile_frame(profile, 1);
 	cr_assert_str_eq(nofile->name, "f");
 	cr_assert_null(nofile->file);
+	ws_profile_destroy(profile);
+
+	/* --lines: 4 distinct f + [running] */
+	profile = pf_create(WS_GROUP_ALL);
+	ws_profile_set_frame_key(profile, WS_FRAMES_BY_LINE);
+	pf_add(profile, &s);
+	cr_assert_eq(ws_profile_frame_count(profile), 5);
+	nofile = ws_profile_frame(profile, 1);
+	cr_assert_str_eq(nofile->name, "f");
+	cr_assert_null(nofile->file);
+	ws_profile_destroy(profile);
+}
+
+/* Inlined or not, at any line: one display frame per function, so a
+ * Sandwich view (any aggregation by frame) lists each function once. */
+Test(profile, one_frame_per_function)
+{
+	struct ws_profile *profile = pf_create(WS_GROUP_ALL);
+	struct ws_frame a[] = {
+		{.address = 0x10, .function = "take", .file = "w.c", .line = 7,
+		 .inlined = true},
+		{.address = 0x10, .function = "main", .file = "w.c", .line = 20},
+	};
+	struct ws_frame b[] = {
+		{.address = 0x20, .function = "take", .file = "w.c", .line = 9},
+		{.address = 0x30, .function = "main", .file = "w.c", .line = 21},
+	};
+	struct ws_sample s = sample_of(a, 2, WS_STATE_RUNNING, 0);
+	pf_add(profile, &s);
+	s = sample_of(b, 2, WS_STATE_RUNNING, 0.01);
+	pf_add(profile, &s);
+	/* take, main, [running] */
+	cr_assert_eq(ws_profile_frame_count(profile), 3);
+	/* Lines keep what pprof needs (root first): main:20, take:7
+	 * inlined, [running], main:21, take:9. */
+	cr_assert_eq(ws_profile_line_count(profile), 5);
+	cr_assert(ws_profile_line(profile, 1)->inlined);
+	cr_assert_eq(ws_profile_line(profile, 1)->line, 7);
+	cr_assert_eq(ws_profile_line(profile, 1)->address, 0x10);
+	cr_assert_eq(ws_profile_line(profile, 1)->frame,
+		     ws_profile_line(profile, 4)->frame);
+	cr_assert_not(ws_profile_line(profile, 4)->inlined);
+	struct visited v;
+	visit(profile, 0, &v, false);
+	cr_assert_eq(v.count, 1);
+	cr_assert_str_eq(v.stacks[0], "main;take;[running]");
+	cr_assert_float_eq(v.weights[0], 0.02, 1e-12);
+	visited_free(&v);
 	ws_profile_destroy(profile);
 }
 
@@ -261,7 +312,8 @@ Test(profile, group_names)
 			 "thread 1234 \"worker\"");
 	cr_assert_str_eq(ws_profile_group_name(profile, 1),
 			 "thread 1235 \"late\"");
-	cr_assert_str_eq(ws_profile_group_name(profile, 2), "no thread");
+	cr_assert_str_eq(ws_profile_group_name(profile, 2),
+			 "no thread \u2014 task-seconds");
 	cr_assert_eq(ws_profile_group_by(profile), WS_GROUP_THREAD);
 	ws_profile_destroy(profile);
 
@@ -292,9 +344,12 @@ Test(profile, group_names)
 	s.state = WS_STATE_IDLE;
 	pf_add(profile, &s);
 	cr_assert_eq(ws_profile_group_count(profile), 3);
-	cr_assert_str_eq(ws_profile_group_name(profile, 0), "waiting");
-	cr_assert_str_eq(ws_profile_group_name(profile, 1), "running");
-	cr_assert_str_eq(ws_profile_group_name(profile, 2), "idle");
+	cr_assert_str_eq(ws_profile_group_name(profile, 0),
+			 "waiting \u2014 task-seconds");
+	cr_assert_str_eq(ws_profile_group_name(profile, 1),
+			 "running \u2014 task-seconds");
+	cr_assert_str_eq(ws_profile_group_name(profile, 2),
+			 "idle \u2014 task-seconds");
 	ws_profile_destroy(profile);
 
 	profile = pf_create(WS_GROUP_ALL);
@@ -304,7 +359,8 @@ Test(profile, group_names)
 		pf_add(profile, &s);
 	}
 	cr_assert_eq(ws_profile_group_count(profile), 1);
-	cr_assert_str_eq(ws_profile_group_name(profile, 0), "all");
+	cr_assert_str_eq(ws_profile_group_name(profile, 0),
+			 "all tasks \u2014 task-seconds");
 	ws_profile_destroy(profile);
 }
 
@@ -373,10 +429,14 @@ Test(profile, no_thread_group_aggregates)
 		pf_add(profile, &running);  /* thread 100 */
 	}
 	cr_assert_eq(ws_profile_group_count(profile), 2);
-	cr_assert_str_eq(ws_profile_group_name(profile, 0), "no thread");
-	cr_assert_eq(ws_profile_group_entry_count(profile, 0), 2);
-	cr_assert_float_eq(ws_profile_group_weight(profile, 0), 2.0, 1e-9);
-	cr_assert_eq(ws_profile_group_entry_count(profile, 1), 1);
+	/* Threads first, then the merged group. */
+	cr_assert_str_eq(ws_profile_group_name(profile, 1),
+			 "no thread \u2014 task-seconds");
+	cr_assert(ws_profile_group_merged(profile, 1));
+	cr_assert_not(ws_profile_group_merged(profile, 0));
+	cr_assert_eq(ws_profile_group_entry_count(profile, 1), 2);
+	cr_assert_float_eq(ws_profile_group_weight(profile, 1), 2.0, 1e-9);
+	cr_assert_eq(ws_profile_group_entry_count(profile, 0), 1);
 	ws_profile_destroy(profile);
 }
 
@@ -417,8 +477,8 @@ static struct ws_error *sum_weights(const uint32_t *stack, size_t depth,
 				    double weight, void *arg)
 {
 	(void)stack;
-	(void)depth;
-	*(double *)arg += weight;
+	if (depth) /* a gap is no sample */
+		*(double *)arg += weight;
 	return NULL;
 }
 
@@ -452,7 +512,7 @@ Test(profile, group_totals_equal_weights_added)
 			cr_assert_null(ws_profile_visit(profile, g, sum_weights,
 							&visited_total));
 			cr_assert_null(ws_profile_visit_aggregated(
-				profile, g, sum_weights, &aggregated_total));
+				profile, g, false, sum_weights, &aggregated_total));
 		}
 		cr_assert_float_eq(total, added, 1e-9, "mode %zu", m);
 		cr_assert_float_eq(visited_total, added, 1e-9, "mode %zu", m);
@@ -486,7 +546,8 @@ Test(profile, many_distinct_stacks)
 	cr_assert_eq(ws_profile_stack_count(profile), 20000);
 	cr_assert_eq(ws_profile_group_count(profile), 20000);
 	for (size_t g = 0; g < 20000; g += 997) {
-		cr_assert_eq(ws_profile_group_entry_count(profile, g), 1);
+		/* Seen at 0 s and at 1 s: the second second is a gap. */
+		cr_assert_eq(ws_profile_group_entry_count(profile, g), 3);
 		cr_assert_float_eq(ws_profile_group_weight(profile, g), 0.02,
 				   1e-12);
 		struct visited v;
@@ -494,7 +555,11 @@ Test(profile, many_distinct_stacks)
 		char expected[64];
 		snprintf(expected, sizeof(expected), "main;g%zu;f%zu;[waiting]",
 			 g % 100, g);
+		cr_assert_eq(v.count, 3);
 		cr_assert_str_eq(v.stacks[0], expected);
+		cr_assert_str_eq(v.stacks[1], "");
+		cr_assert_float_eq(v.weights[1], 0.99, 1e-9);
+		cr_assert_str_eq(v.stacks[2], expected);
 		visited_free(&v);
 	}
 	ws_profile_destroy(profile);

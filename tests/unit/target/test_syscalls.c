@@ -112,3 +112,50 @@ Test(syscalls, of_thread_none_when_running)
 	/* And a thread that does not exist names none. */
 	cr_expect_not(ws_syscall_of_thread(pid, pid, &nr));
 }
+
+/* The number a wrapper loads right before its syscall instruction: the
+ * encodings are the CPU's (Intel SDM: B8+rd id, REX.W C7 /0 id). */
+Test(syscalls, decodes_the_number_a_wrapper_loads)
+{
+	/* glibc 2.36 clock_nanosleep: mov $0xe6,%eax; syscall */
+	const uint8_t eax[] = { 0x90, 0xb8, 0xe6, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+	/* mov $0xca,%rax; syscall */
+	const uint8_t rax[] = { 0x48, 0xc7, 0xc0, 0xca, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+	/* glibc's syscall(): mov %rdi,%rax; ... ; mov 0x8(%rsp),%r9; syscall */
+	const uint8_t generic[] = { 0x48, 0x89, 0xf8, 0x4c, 0x8b, 0x4c, 0x24, 0x08,
+				    0x0f, 0x05 };
+	const uint8_t not_syscall[] = { 0xb8, 0xe6, 0x00, 0x00, 0x00, 0x90, 0x90 };
+
+	cr_expect_eq(ws_syscall_decode_number(eax, sizeof(eax)), SYS_clock_nanosleep);
+	cr_expect_eq(ws_syscall_decode_number(rax, sizeof(rax)), SYS_futex);
+	cr_expect_eq(ws_syscall_decode_number(generic, sizeof(generic)), -1);
+	cr_expect_eq(ws_syscall_decode_number(not_syscall, sizeof(not_syscall)), -1);
+	cr_expect_eq(ws_syscall_decode_number(eax, 1), -1);
+}
+
+/* A thread seen blocked in a call keeps it when the kernel restarts it:
+ * same pc, restart_syscall in orig_rax. Running in between forgets it. */
+Test(syscalls, memory_keeps_the_call_across_restart)
+{
+	struct ws_syscall_memory memory = { 0 };
+	struct user_regs_struct r = { 0 };
+
+	r.orig_rax = SYS_nanosleep;
+	r.rax = (unsigned long long)-516;
+	r.rip = 0x1000;
+	cr_expect_eq(ws_syscall_current(0, &r, &memory), SYS_nanosleep);
+	r.orig_rax = WS_SYSCALL_RESTART;
+	cr_expect_eq(ws_syscall_current(0, &r, &memory), SYS_nanosleep);
+	cr_expect_eq(ws_syscall_current(0, &r, &memory), SYS_nanosleep);
+	/* Elsewhere, with no code to read (tid 0 is no thread): the
+	 * kernel's word for it. */
+	r.rip = 0x2000;
+	cr_expect_eq(ws_syscall_current(0, &r, &memory), WS_SYSCALL_RESTART);
+	r.rip = 0x1000;
+	r.rax = 0;
+	r.orig_rax = (unsigned long long)-1;
+	cr_expect_eq(ws_syscall_current(0, &r, &memory), -1);
+	r.orig_rax = WS_SYSCALL_RESTART;
+	r.rax = (unsigned long long)-516;
+	cr_expect_eq(ws_syscall_current(0, &r, &memory), WS_SYSCALL_RESTART);
+}

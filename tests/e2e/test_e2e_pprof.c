@@ -1,0 +1,248 @@
+/*
+ * End-to-end tests of `-f pprof`, judged by Go's own `go tool pprof`
+ * (/usr/local/go's, else the one the Go fixtures are built with): it must
+ * read the file without a warning, print its header (sample and period
+ * types, period, start time, duration) and the fixture's mapping with its
+ * file and build ID, show the fixtures' known stacks with their leaf
+ * functions as leaves (states are labels, not frames) and their labels,
+ * list the states, wait reasons and ids with -tags, select samples with
+ * -tagfocus (ids as numbers), and total the recording's task-seconds: threads_blocked's 7 threads for
+ * every tick of an attach, and go_parked_n's parked goroutines, every one
+ * sampled at every tick.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <criterion/criterion.h>
+
+#include "e2e_util.h"
+#include "elf_util.h"
+#include "fixture_truth.h"
+#include "pprof_tool.h"
+#include "summary.h"
+#include "wallspy_run.h"
+
+E2E_SERIAL_TESTS()
+
+enum { RATE_HZ = 100 };
+
+Test(e2e_pprof, threads_stacks_labels_and_total, .timeout = 400,
+     .fini = e2e_cleanup)
+{
+	pid_t pid = e2e_start_fixture("threads_blocked", "60", "ready", 10000);
+	const char *opts[] = { "-d", "1.5", "-f", "pprof", NULL };
+	const char *out;
+	time_t before = time(NULL);
+	struct e2e_result res = e2e_attach(pid, opts, "out.pb.gz", &out, 30000);
+	time_t after = time(NULL);
+	struct e2e_summary s = e2e_parse_summary(res.err);
+
+	/* The header, as pprof prints it raw: sample types, period (1e9 /
+	 * rate ns), when the recording started and how long it took. */
+	const char *raw = pt_run(out, (const char *[]){ "-raw", NULL });
+	cr_expect(strstr(raw, "\nPeriodType: wall nanoseconds\n") &&
+		  strstr(raw, "\nPeriod: 10000000\n") &&
+		  strstr(raw, "\nsamples/count wall/nanoseconds[dflt]\n"),
+		  "-raw header: %.400s", raw);
+	const char *when = strstr(raw, "\nTime: ");
+	struct tm tm = {0};
+	cr_assert(when && strptime(when + 7, "%Y-%m-%d %H:%M:%S", &tm),
+		  "-raw: no Time: %.400s", raw);
+	time_t started = timegm(&tm);
+	cr_expect(started >= before - 1 && started <= after,
+		  "Time %ld, the attach ran from %ld to %ld", (long)started,
+		  (long)before, (long)after);
+	const char *duration = strstr(raw, "\nDuration: ");
+	double seconds = 0;
+	cr_expect(duration && sscanf(duration, "\nDuration: %lf", &seconds) == 1 &&
+		  seconds > 1.4 && seconds < 1.7, "-d 1.5, Duration: %.3f", seconds);
+	/* The fixture's mapping: its file and the build ID its ELF notes
+	 * hold; the vDSO's without a PID. */
+	char build_id[129];
+	const char *fixture = e2e_fixture("threads_blocked");
+	cr_assert(e2e_elf_build_id(fixture, build_id), "%s: no build ID", fixture);
+	const char *mappings = strstr(raw, "\nMappings\n");
+	cr_assert_not_null(mappings, "-raw: no mappings");
+	cr_expect(pt_line_with(mappings, (const char *[]){ fixture, build_id, NULL }),
+		  "no mapping %s %s in: %s", fixture, build_id, mappings);
+	cr_expect(!strstr(mappings, "[vdso:"), "a PID in the vDSO's mapping: %s",
+		  mappings);
+
+	/* No state in any frame: -top lists functions only. */
+	const char *top = pt_run(out, (const char *[]){ "-top", "-nodecount=1000", NULL });
+	cr_assert_null(strstr(top, "[waiting"), "a state as a frame: %s", top);
+	cr_assert_null(strstr(top, "[running]"), "a state as a frame: %s", top);
+
+	/* Each thread's chain, its inner function right below its outer one
+	 * (pprof -traces prints leaf first, one frame a line). */
+	const char *traces = pt_run(out, (const char *[]){ "-traces", NULL });
+	for (int t = 0; t < TB_THREADS; t++) {
+		char chain[256];
+		snprintf(chain, sizeof(chain), "%s\n             %s\n",
+			 tb_threads[t].inner, tb_threads[t].outer);
+		cr_expect(strstr(traces, chain), "no %s above %s in -traces",
+			  tb_threads[t].inner, tb_threads[t].outer);
+	}
+	/* The spinner's leaf is its own function. */
+	cr_expect(strstr(traces, "  spinner_block\n             spinner_outer\n"),
+		  "spinner_block is not a leaf: %s", traces);
+
+	/* Labels: every state and wait reason by name, ids as numbers. */
+	const char *tags = pt_run(out, (const char *[]){ "-tags", NULL });
+	for (int t = 0; t < TB_THREADS; t++) {
+		const char *reason = tb_threads[t].wait_reason;
+		const char *alt = tb_threads[t].wait_reason_alt;
+		char want[64];
+		if (!reason)
+			continue;
+		snprintf(want, sizeof(want), ": %s\n", reason);
+		bool found = strstr(tags, want) != NULL;
+		if (!found && alt) {
+			snprintf(want, sizeof(want), ": %s\n", alt);
+			found = strstr(tags, want) != NULL;
+		}
+		cr_expect(found, "wait_reason %s missing from -tags: %s", reason, tags);
+	}
+	cr_expect(strstr(tags, " state: ") && strstr(tags, ": waiting\n") &&
+		  strstr(tags, ": running\n"), "-tags: %s", tags);
+	char tid[32];
+	snprintf(tid, sizeof(tid), ": %d\n", e2e_thread_named(pid, "t_spin"));
+	cr_expect(strstr(tags, " thread_id: ") && strstr(tags, tid),
+		  "thread ids missing from -tags: %s", tags);
+	cr_expect(strstr(tags, " task_name: ") && strstr(tags, ": t_mutex\n"),
+		  "-tags: %s", tags);
+
+	/* -traces shows each stack with its labels: the pipe reader's
+	 * reason on the pipe reader's trace. */
+	const char *trace = strstr(traces, "wait_reason:  read\n");
+	const char *next = trace ? strstr(trace, "-----------+") : NULL;
+	const char *leaf = trace ? strstr(trace, "pipe_reader_block") : NULL;
+	cr_expect(leaf && (!next || leaf < next),
+		  "no trace with wait_reason read and pipe_reader_block: %s",
+		  traces);
+
+	/* Numeric labels are numbers: pprof reads -tagfocus=KEY=N as a
+	 * numeric range, which never matches a string label. The spinner's
+	 * thread id selects the spinner alone. */
+	char focus[64];
+	snprintf(focus, sizeof(focus), "-tagfocus=thread_id=%d",
+		 e2e_thread_named(pid, "t_spin"));
+	const char *spin_top = pt_run(out, (const char *[]){ "-top", focus, NULL });
+	cr_expect(pt_line_with(spin_top, (const char *[]){ "spinner_block", NULL }),
+		  "%s: %s", focus, spin_top);
+	cr_expect_null(pt_line_with(spin_top, (const char *[]){ "pipe_reader_block",
+								NULL }),
+		       "%s shows the pipe reader: %s", focus, spin_top);
+
+	/* -tagfocus selects by label: the pipe reader alone. */
+	const char *read_top = pt_run(out, (const char *[]){
+		"-top", "-tagfocus=wait_reason=read", NULL });
+	cr_expect(pt_line_with(read_top, (const char *[]){ "pipe_reader_block", NULL }),
+		  "-tagfocus=wait_reason=read: %s", read_top);
+	cr_expect_null(pt_line_with(read_top, (const char *[]){ "spinner_block", NULL }),
+		       "-tagfocus=wait_reason=read shows the spinner: %s", read_top);
+
+	/* The total is the task-seconds: 7 threads (the table's and main) at
+	 * every tick, each tick weighing (1 + missed) / rate. */
+	double want = (TB_THREADS + 1) * (double)(s.ticks + s.missed) / RATE_HZ;
+	double total = pt_total(out, NULL);
+	cr_log_info("pprof total %.3f s, %d threads x (%ld ticks + %ld missed) "
+		    "/ %d Hz = %.3f s", total, TB_THREADS + 1, s.ticks, s.missed,
+		    RATE_HZ, want);
+	cr_expect(fabs(total - want) < 0.0015, "pprof total %.3f s, task-seconds "
+		  "%.3f s", total, want);
+	e2e_check_healthy_then_stop(pid);
+}
+
+/*
+ * Go: goroutine ids as numeric labels, Go's wait reasons whole (pprof
+ * trims parenthesised suffixes from frame names, not from labels: "force
+ * gc (idle)" stays), -tagfocus=wait_reason=chan receive selects the
+ * receivers, and the parked goroutines' total is theirs: 400 goroutines,
+ * 100 per chain, each at every tick (no budget).
+ */
+Test(e2e_pprof, go_labels_and_total, .timeout = 400, .fini = e2e_cleanup)
+{
+	const char *args[] = { "400", NULL };
+	struct e2e_proc proc = e2e_start_go("go/go_parked_n", args, 30000);
+	/* --system-tasks: forcegc, parked in "force gc (idle)", is one. */
+	const char *opts[] = { "-d", "1.5", "-f", "pprof", "--max-pause", "0",
+			       "--max-cpu", "0", "--system-tasks", NULL };
+	const char *out;
+	struct e2e_result res = e2e_attach(proc.pid, opts, "out.pb.gz", &out, 60000);
+	struct e2e_summary s = e2e_parse_summary(res.err);
+
+	const char *tags = pt_run(out, (const char *[]){ "-tags", NULL });
+	cr_expect(strstr(tags, " goroutine: "), "no goroutine label: %s", tags);
+	cr_expect(strstr(tags, ": chan receive\n") && strstr(tags, ": select\n") &&
+		  strstr(tags, ": semacquire\n"), "-tags: %s", tags);
+	cr_expect(strstr(tags, ": force gc (idle)\n"),
+		  "\"force gc (idle)\" not whole in -tags: %s", tags);
+
+	const char *recv = pt_run(out, (const char *[]){
+		"-top", "-tagfocus=wait_reason=chan receive", NULL });
+	cr_expect(pt_line_with(recv, (const char *[]){ "main.recvInner", NULL }),
+		  "-tagfocus=wait_reason=chan receive: %s", recv);
+	cr_expect_null(pt_line_with(recv, (const char *[]){ "main.selectInner", NULL }),
+		       "chan receive focus shows select: %s", recv);
+
+	double want = 100 * (double)(s.ticks + s.missed) / RATE_HZ;
+	double got = pt_total(out, (const char *[]){ "-focus=main.recvOuter", NULL });
+	cr_log_info("main.recvOuter: %.3f s, 100 x (%ld + %ld) / %d Hz = %.3f s",
+		    got, s.ticks, s.missed, RATE_HZ, want);
+	cr_expect(fabs(got - want) < 0.0015, "main.recvOuter %.3f s, expected %.3f s",
+		  got, want);
+	e2e_kill(proc.pid);
+}
+
+/* The line of fixtures/FILE holding `text` (its first), from the source. */
+static int source_line(const char *file, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/fixtures/%s", WS_SOURCE_DIR, file);
+	char *source = e2e_read_file(path);
+	cr_assert_not_null(source, "%s", path);
+	const char *at = strstr(source, text);
+	cr_assert_not_null(at, "%s: no \"%s\"", path, text);
+	int line = 1;
+	for (const char *p = source; p < at; p++)
+		line += *p == '\n';
+	return line;
+}
+
+/*
+ * Inlined calls: fixtures/spin_inline.c spins in spin_inlined_step, a
+ * static inline function -O2 expands into spin_outer. pprof must see one
+ * location per pc with two Line entries, innermost first: -traces marks
+ * the inlined function "(inline)" right above its caller, and -raw lists
+ * the caller's line at the call, as the source has it.
+ */
+Test(e2e_pprof, inlined_calls_are_lines_of_one_location, .timeout = 300,
+     .fini = e2e_cleanup)
+{
+	const char *opts[] = { "-f", "pprof", NULL };
+	const char *target[] = { e2e_fixture("spin_inline"), "1", NULL };
+	const char *out;
+	e2e_record(opts, target, &out, 30000);
+
+	const char *traces = pt_run(out, (const char *[]){ "-traces", NULL });
+	cr_expect(strstr(traces, "  spin_inlined_step (inline)\n"
+				 "             spin_outer\n"),
+		  "no spin_inlined_step (inline) above spin_outer: %s", traces);
+
+	char call[64];
+	snprintf(call, sizeof(call), "spin_inline.c:%d:",
+		 source_line("spin_inline.c", "x = spin_inlined_step(x);"));
+	const char *raw = pt_run(out, (const char *[]){ "-raw", NULL });
+	const char *inner = pt_line_with(strstr(raw, "\nLocations\n"),
+					 (const char *[]){ "spin_inlined_step",
+							   "spin_inline.c:", NULL });
+	cr_assert_not_null(inner, "-raw: no spin_inlined_step line: %s", raw);
+	const char *outer = strchr(inner, '\n') + 1;
+	cr_expect(pt_line_with(outer, (const char *[]){ "spin_outer", call, NULL }) == outer,
+		  "the line after spin_inlined_step's is not spin_outer at %s: %.300s",
+		  call, inner);
+}
