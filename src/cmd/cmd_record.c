@@ -156,7 +156,10 @@ static struct ws_error *write_profile(struct recording *r)
 		err = ws_write_speedscope(r->profile, ws_output_file(out));
 	if (err) {
 		ws_output_abort(out);
-		return err;
+		/* The writers know the stream, not its name. */
+		return err->kind == WS_ERR_OUTPUT
+			       ? ws_error_wrap(err, "%s", r->output_path)
+			       : err;
 	}
 	return ws_output_commit(out);
 }
@@ -193,17 +196,6 @@ static char *make_title(const struct ws_options *o, pid_t pid)
 	return title;
 }
 
-/* Checks that the output can be created before the target is touched, so a
- * typo in -o costs nothing. */
-static struct ws_error *check_output(const char *path)
-{
-	struct ws_output *out;
-	struct ws_error *err = ws_output_open(path, &out);
-	if (!err)
-		ws_output_abort(out);
-	return err;
-}
-
 int ws_cmd_record(const struct ws_options *o)
 {
 	struct recording r = {.options = o};
@@ -211,8 +203,8 @@ int ws_cmd_record(const struct ws_options *o)
 
 	ws_target_block_signals();
 	signal(SIGPIPE, SIG_IGN);
-	if (o->output && strcmp(o->output, "-") != 0 &&
-	    (err = check_output(o->output)))
+	/* Before the target is touched, so a bad -o costs nothing. */
+	if (o->output && (err = ws_output_check(o->output)))
 		return ws_cli_report(err);
 
 	if (o->command == WS_CMD_RECORD)
@@ -226,6 +218,8 @@ int ws_cmd_record(const struct ws_options *o)
 				  : default_output(o, r.target->pid);
 	if (!r.output_path)
 		err = &ws_error_nomem;
+	else if (!o->output)
+		err = ws_output_check(r.output_path);
 
 	/* Handed to the sampler, which opens debug info through it. */
 	struct ws_debugcache *debug_cache = ws_cli_debug_cache(o);

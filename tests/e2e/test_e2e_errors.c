@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -146,35 +147,70 @@ Test(e2e_errors, usage_errors, .timeout = 60, .fini = e2e_cleanup)
 	}
 }
 
-Test(e2e_errors, output_not_writable, .timeout = 60, .fini = e2e_cleanup)
+/* An output that cannot be written is refused before the command runs:
+ * one error line, exit 6, and the command (touch MARKER) never ran. */
+static void check_output_refused(const char *output, const char *reason)
 {
 	const char *dir = e2e_tmpdir();
-	const char *args[] = { "record", "-o", "/nonexistent-dir/x.json", "--",
-			       e2e_fixture("threads_blocked"), "1", NULL };
+	const char *marker = e2e_path(dir, "marker");
+	const char *args[] = { "record", "-o", output, "--", "/usr/bin/touch",
+			       marker, NULL };
 	struct e2e_result res = run_wallspy(dir, args);
 
-	check_error_after_sampling(&res, 6, "record -o /nonexistent-dir/x.json",
-				   "/nonexistent-dir/x.json");
-	cr_assert(!e2e_exists("/nonexistent-dir"), "/nonexistent-dir was created");
+	check_error(&res, 6, output);
+	cr_assert(strstr(res.err, output) && strstr(res.err, reason),
+		  "-o %s: the error does not say \"%s\": %s", output, reason,
+		  res.err);
+	cr_assert(!e2e_exists(marker), "-o %s: the command ran", output);
 	cr_assert_eq(e2e_dir_entries(dir), 0, "files left in the cwd: %s",
 		     e2e_dir_list(dir));
 }
 
-/* An existing directory where the output should go, in a writable
- * directory: the write fails, and neither the output nor a temporary file
- * appears beside it. */
+Test(e2e_errors, output_not_writable, .timeout = 60, .fini = e2e_cleanup)
+{
+	check_output_refused("/nonexistent-dir/x.json",
+			     "No such file or directory");
+	cr_assert(!e2e_exists("/nonexistent-dir"), "/nonexistent-dir was created");
+}
+
+/* An existing directory where the output should go: refused at once,
+ * nothing written into it. */
 Test(e2e_errors, output_is_a_directory, .timeout = 60, .fini = e2e_cleanup)
 {
-	const char *dir = e2e_tmpdir();
-	const char *out = e2e_path(dir, "out.json");
-	const char *args[] = { "record", "-o", out, "--",
-			       e2e_fixture("threads_blocked"), "1", NULL };
-
-	cr_assert_eq(mkdir(out, 0755), 0);
-	struct e2e_result res = run_wallspy(dir, args);
-	check_error_after_sampling(&res, 6, "record -o DIRECTORY", out);
-	cr_assert_eq(e2e_dir_entries(dir), 1, "files left: %s", e2e_dir_list(dir));
+	const char *out = e2e_tmpdir();
+	check_output_refused(out, "Is a directory");
 	cr_assert_eq(e2e_dir_entries(out), 0, "files written into %s", out);
+}
+
+/* A file of /proc: named as such (it used to say "No such file or
+ * directory" after sampling, from the temporary file /proc refused). */
+Test(e2e_errors, output_in_proc, .timeout = 60, .fini = e2e_cleanup)
+{
+	check_output_refused("/proc/version", "procfs");
+	check_output_refused("/proc/wallspy.json", "procfs");
+}
+
+/* A full device (a private node with /dev/full's numbers, never /dev/full
+ * itself) is written in place: the write error comes after sampling, exit
+ * 6, and the node is still the device. */
+Test(e2e_errors, output_device_full, .timeout = 60, .fini = e2e_cleanup)
+{
+	if (getuid() != 0)
+		cr_skip_test("mknod needs root");
+	const char *dir = e2e_tmpdir();
+	const char *node = e2e_path(dir, "full");
+	cr_assert_eq(mknod(node, S_IFCHR | 0666, makedev(1, 7)), 0);
+	const char *args[] = { "record", "-o", node, "--",
+			       e2e_fixture("threads_blocked"), "1", NULL };
+	struct e2e_result res = run_wallspy(dir, args);
+
+	check_error_after_sampling(&res, 6, "record -o FULL-DEVICE", node);
+	cr_assert(strstr(res.err, "No space left on device"), "%s", res.err);
+	struct stat st;
+	cr_assert_eq(lstat(node, &st), 0);
+	cr_assert(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 7),
+		  "the device node was replaced");
+	cr_assert_eq(e2e_dir_entries(dir), 1, "files left: %s", e2e_dir_list(dir));
 }
 
 Test(e2e_errors, help, .timeout = 60, .fini = e2e_cleanup)
