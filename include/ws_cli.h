@@ -46,6 +46,7 @@ struct ws_options {
 	bool json;                 /* dump --json */
 	bool no_debug_cache;       /* --no-debug-cache (ws_debugcache.h) */
 	bool stop_all;             /* --stop-all: no live ticks */
+	bool subprocesses;         /* --subprocesses: follow children */
 	pid_t pid;                 /* attach, dump */
 	char **argv;               /* record: the command, NULL-terminated */
 	/* From the environment (ws_cli_read_environment), not argv. */
@@ -65,6 +66,10 @@ struct ws_error *ws_cli_parse(int argc, char **argv, struct ws_options *ret);
  * WALLSPY_DEBUG_PAUSE) into options->switches. The only place wallspy
  * reads them. */
 void ws_cli_read_environment(struct ws_options *options);
+
+/* The ws_target_flags the options ask for (--subprocesses,
+ * WALLSPY_TRACE_CLONES). */
+unsigned ws_cli_target_flags(const struct ws_options *options);
 
 /* The --help text. */
 const char *ws_cli_help(void);

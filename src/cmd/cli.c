@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ws_debugcache.h"
+#include "ws_target.h"
 
 static const char help_text[] =
 "usage: wallspy record [OPTIONS] -- CMD [ARGS...]\n"
@@ -71,6 +72,12 @@ static const char help_text[] =
 "  5  the target exited before anything was sampled\n"
 "  6  cannot write the output file\n"
 "  7  the target lacks debug info the runtime needs\n";
+
+unsigned ws_cli_target_flags(const struct ws_options *o)
+{
+	return (o->subprocesses ? WS_TARGET_CHILDREN : 0) |
+	       (o->switches.trace_clones ? WS_TARGET_TRACE_CLONES : 0);
+}
 
 const char *ws_cli_help(void)
 {
@@ -243,6 +250,7 @@ void ws_cli_read_environment(struct ws_options *o)
 	sw->no_step_cache = getenv("WALLSPY_NO_STEP_CACHE") != NULL;
 	sw->no_stack_cache = getenv("WALLSPY_NO_STACK_CACHE") != NULL;
 	sw->report_pause = getenv("WALLSPY_DEBUG_PAUSE") != NULL;
+	sw->trace_clones = getenv("WALLSPY_TRACE_CLONES") != NULL;
 }
 
 struct ws_error *ws_cli_parse(int argc, char **argv, struct ws_options *ret)

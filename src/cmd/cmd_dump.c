@@ -15,7 +15,7 @@
 int ws_cmd_dump(const struct ws_options *o)
 {
 	struct ws_target *target;
-	struct ws_error *err = ws_target_attach(o->pid, &target);
+	struct ws_error *err = ws_target_attach(o->pid, ws_cli_target_flags(o), &target);
 	if (err)
 		return ws_cli_report(err);
 	/* Handed to the sampler, which opens debug info through it. */

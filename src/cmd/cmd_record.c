@@ -208,9 +208,9 @@ int ws_cmd_record(const struct ws_options *o)
 		return ws_cli_report(err);
 
 	if (o->command == WS_CMD_RECORD)
-		err = ws_target_launch(o->argv, &r.target);
+		err = ws_target_launch(o->argv, ws_cli_target_flags(o), &r.target);
 	else
-		err = ws_target_attach(o->pid, &r.target);
+		err = ws_target_attach(o->pid, ws_cli_target_flags(o), &r.target);
 	if (err)
 		return ws_cli_report(err);
 

@@ -68,7 +68,7 @@ static struct ws_target *held_threads_blocked(struct ws_task_list *tasks)
 	struct ws_target *t = NULL;
 	size_t stopped = 0;
 
-	expect_ok(ws_target_attach(pid, &t), "attach");
+	expect_ok(ws_target_attach(pid, 0, &t), "attach");
 	expect_ok(ws_target_stop_all(t, STOP_TIMEOUT_NS, NULL, NULL, &stopped,
 				     NULL), "stop_all");
 	cr_assert_eq(stopped, TB_THREADS + 1);

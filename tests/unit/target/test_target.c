@@ -63,7 +63,8 @@ static struct ws_target *attach_threads_blocked(void)
 	pid_t pid = e2e_start_fixture("threads_blocked", NULL, "ready", 10000);
 	struct ws_target *t = NULL;
 
-	expect_ok(ws_target_attach(pid, &t), "attach");
+	expect_ok(ws_target_attach(pid, 0, &t), "attach");
+	ws_target_read_names(t);
 	return t;
 }
 
@@ -146,7 +147,8 @@ Test(target, stop_all_holds_every_thread_with_its_registers, .timeout = 30,
 		}
 	}
 	struct ws_target *t = NULL;
-	expect_ok(ws_target_attach(pid, &t), "attach");
+	expect_ok(ws_target_attach(pid, 0, &t), "attach");
+	ws_target_read_names(t);
 	size_t stopped = 0;
 	expect_ok(ws_target_stop_all(t, STOP_TIMEOUT_NS, NULL, NULL, &stopped,
 				     NULL), "stop_all");
@@ -308,7 +310,7 @@ static struct ws_target *launch(const char *const argv[], int *out_fd)
 	cr_assert_geq(saved, 0);
 	cr_assert_eq(dup2(fds[1], STDOUT_FILENO), STDOUT_FILENO);
 	struct ws_target *t = NULL;
-	struct ws_error *err = ws_target_launch((char *const *)full, &t);
+	struct ws_error *err = ws_target_launch((char *const *)full, 0, &t);
 	dup2(saved, STDOUT_FILENO);
 	close(saved);
 	close(fds[1]);
@@ -329,6 +331,8 @@ static bool run_until_line(struct ws_target *t, int out_fd, const char *want,
 
 	while (ws_now_ns() < deadline && !t->exited) {
 		ws_target_wait_events(t, ws_now_ns() + 10 * 1000000);
+		if (ws_target_untraced(t))
+			expect_ok(ws_target_scan(t), "scan");
 		struct pollfd p = { .fd = out_fd, .events = POLLIN };
 		if (poll(&p, 1, 0) != 1)
 			continue;
@@ -360,8 +364,9 @@ static const char *exe_of(pid_t pid)
 }
 
 /* A launched command waits at its exec stop, before its first
- * instruction, until resumed; then it runs, its new threads are traced as
- * they come, and it is left running when the target is destroyed. */
+ * instruction, until resumed; then it runs, its new threads are traced
+ * once a scan finds them, and it is left running when the target is
+ * destroyed. */
 Test(target, launch_holds_the_command_at_exec, .timeout = 30,
      .fini = e2e_cleanup)
 {
@@ -395,8 +400,9 @@ Test(target, launch_holds_the_command_at_exec, .timeout = 30,
 
 /* thread_churn creates and joins 2000 threads, eight at a time, while we
  * stop it over and over: every thread a tick holds is one of the process
- * at that instant (/proc lists it: it is stopped), new threads are held as
- * soon as they exist (many distinct threads are seen), and the program's
+ * at that instant (/proc lists it: it is stopped), new threads are found
+ * by the scan before each tick (many distinct threads are seen), and the
+ * program's
  * work is unharmed: it prints the sum fixture_truth computes and exits 0,
  * which the target reports. */
 Test(target, follows_thread_churn, .timeout = 60, .fini = e2e_cleanup)
@@ -411,6 +417,8 @@ Test(target, follows_thread_churn, .timeout = 60, .fini = e2e_cleanup)
 	while (!t->exited) {
 		size_t stopped = 0;
 
+		if (ws_target_untraced(t))
+			expect_ok(ws_target_scan(t), "scan");
 		expect_ok(ws_target_stop_all(t, STOP_TIMEOUT_NS, NULL, NULL,
 					     &stopped, NULL), "stop_all");
 		for (size_t i = 0; i < t->nthreads; i++) {
