@@ -71,6 +71,26 @@ void ws_cli_read_environment(struct ws_options *options);
  * WALLSPY_TRACE_CLONES). */
 unsigned ws_cli_target_flags(const struct ws_options *options);
 
+/* What decides whether wallspy may trace another process, as
+ * ws_cli_permission_advice needs it. */
+struct ws_permission_facts {
+	bool root;                 /* effective uid 0 */
+	bool cap_sys_ptrace;       /* CAP_SYS_PTRACE in the effective set */
+	int yama_scope;            /* kernel.yama.ptrace_scope; -1: no Yama */
+};
+
+/* The facts of this process and kernel (/proc/self/status CapEff,
+ * /proc/sys/kernel/yama/ptrace_scope). */
+struct ws_permission_facts ws_cli_permission_facts(void);
+
+/* The advice after a permission error, only the parts that apply: what
+ * is missing (root or CAP_SYS_PTRACE, a container's --cap-add), what Yama's
+ * scope allows (only where the kernel has Yama), or, when wallspy has the
+ * capability already, that a security module or a user namespace forbids
+ * it. Writes a NUL-terminated line into buf. */
+void ws_cli_permission_advice(const struct ws_permission_facts *facts,
+			      char *buf, size_t size);
+
 /* The --help text. */
 const char *ws_cli_help(void);
 

@@ -57,8 +57,4 @@ void ws_error_destroy(struct ws_error *err);
 /* The static out-of-memory error. */
 extern struct ws_error ws_error_nomem;
 
-/* The advice printed after a permission error (ptrace_scope, CAP_SYS_PTRACE,
- * containers). One place, used by the top level. */
-const char *ws_error_permission_hint(void);
-
 #endif

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ws_debugcache.h"
 #include "ws_target.h"
@@ -68,10 +69,12 @@ static const char help_text[] =
 "  1  internal error\n"
 "  2  usage error\n"
 "  3  no such process (or the command cannot be executed)\n"
-"  4  permission denied (needs root or CAP_SYS_PTRACE; see wallspy(1))\n"
+"  4  permission denied (the message says what is missing)\n"
 "  5  the target exited before anything was sampled\n"
 "  6  cannot write the output file\n"
-"  7  the target lacks debug info the runtime needs\n";
+"  7  the target lacks debug info the runtime needs\n"
+"  8  the process cannot be traced: a kernel thread, already traced (the\n"
+"     tracer is named), or its main thread has exited\n";
 
 unsigned ws_cli_target_flags(const struct ws_options *o)
 {
@@ -382,15 +385,63 @@ struct ws_debugcache *ws_cli_debug_cache(const struct ws_options *o)
 	return cache;
 }
 
+struct ws_permission_facts ws_cli_permission_facts(void)
+{
+	struct ws_permission_facts f = {.root = geteuid() == 0,
+					 .yama_scope = -1};
+	char buf[4096];
+	FILE *file = fopen("/proc/self/status", "re");
+	if (file) {
+		while (fgets(buf, sizeof(buf), file)) {
+			unsigned long long caps;
+			if (sscanf(buf, "CapEff: %llx", &caps) == 1)
+				f.cap_sys_ptrace = caps & (1ull << 19);
+		}
+		fclose(file);
+	}
+	file = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	if (file) {
+		if (fscanf(file, "%d", &f.yama_scope) != 1)
+			f.yama_scope = -1;
+		fclose(file);
+	}
+	return f;
+}
+
+void ws_cli_permission_advice(const struct ws_permission_facts *f, char *buf,
+			      size_t size)
+{
+	if (f->yama_scope >= 3) {
+		snprintf(buf, size, "kernel.yama.ptrace_scope is 3: tracing is disabled until the next boot");
+		return;
+	}
+	if (f->cap_sys_ptrace) {
+		snprintf(buf, size, "wallspy has CAP_SYS_PTRACE, so a security module (SELinux, AppArmor) or the target's user namespace forbids it");
+		return;
+	}
+	const char *who = f->root
+		? "wallspy runs as root without CAP_SYS_PTRACE (in a container: --cap-add SYS_PTRACE)"
+		: "tracing a process of another user, or a setuid one, needs root or CAP_SYS_PTRACE";
+	const char *yama = "";
+	if (f->yama_scope == 1)
+		yama = "; kernel.yama.ptrace_scope is 1: without it only a parent may trace ('wallspy record' works, or sysctl kernel.yama.ptrace_scope=0)";
+	else if (f->yama_scope == 2)
+		yama = "; kernel.yama.ptrace_scope is 2: only CAP_SYS_PTRACE may trace";
+	snprintf(buf, size, "%s%s", who, yama);
+}
+
 int ws_cli_report(struct ws_error *err)
 {
 	int code = err->kind;
 	/* One line, with the way out when it is a permission problem. */
-	if (err->kind == WS_ERR_PERMISSION)
-		fprintf(stderr, "wallspy: %s (%s)\n", err->message,
-			ws_error_permission_hint());
-	else
+	if (err->kind == WS_ERR_PERMISSION) {
+		char advice[512];
+		struct ws_permission_facts facts = ws_cli_permission_facts();
+		ws_cli_permission_advice(&facts, advice, sizeof(advice));
+		fprintf(stderr, "wallspy: %s (%s)\n", err->message, advice);
+	} else {
 		fprintf(stderr, "wallspy: %s\n", err->message);
+	}
 	ws_error_destroy(err);
 	return code;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -221,7 +222,7 @@ Test(e2e_errors, help, .timeout = 60, .fini = e2e_cleanup)
 
 	cr_assert_eq(e2e_exit_code(&res), 0, "stderr: %s", res.err);
 	cr_assert_gt(strlen(res.out), 0, "--help printed nothing on stdout");
-	for (int code = 0; code <= 7; code++) {
+	for (int code = 0; code <= 8; code++) {
 		char re[64];
 
 		/* The code as a number of its own (not part of "0.1.0"). */
@@ -247,7 +248,9 @@ Test(e2e_errors, version, .timeout = 60, .fini = e2e_cleanup)
 }
 
 /* Permission denied: wallspy run as nobody (setpriv) may not trace a
- * process of root's; exit 4 with one line that says what to change. */
+ * process of root's; exit 4 with one line that says what to change, and
+ * only what applies: the ptrace_scope advice exactly when the kernel has
+ * Yama (/proc/sys/kernel/yama). */
 Test(e2e_errors, attach_permission_denied, .timeout = 60, .fini = e2e_cleanup)
 {
 	if (getuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0)
@@ -263,8 +266,109 @@ Test(e2e_errors, attach_permission_denied, .timeout = 60, .fini = e2e_cleanup)
 	cr_assert_eq(e2e_exit_code(&res), 4, "exit %d, stderr: %s",
 		     e2e_exit_code(&res), res.err);
 	cr_assert(e2e_is_one_error_line(res.err), "not one line: %s", res.err);
-	cr_assert(strstr(res.err, "CAP_SYS_PTRACE") &&
-		  strstr(res.err, "ptrace_scope"),
-		  "no advice in: %s", res.err);
+	cr_assert(strstr(res.err, "CAP_SYS_PTRACE"), "no advice in: %s", res.err);
+	bool yama = e2e_exists("/proc/sys/kernel/yama/ptrace_scope");
+	cr_assert_eq(strstr(res.err, "ptrace_scope") != NULL, yama,
+		     "ptrace_scope advice %s Yama: %s",
+		     yama ? "missing with" : "given without", res.err);
 	e2e_check_healthy_then_stop(pid);
+}
+
+/* attach PID: its exit code and one line naming `cause`, without the
+ * permission advice (that is not the cause). */
+static void check_attach_refused(pid_t pid, int code, const char *cause)
+{
+	char pid_text[32];
+	snprintf(pid_text, sizeof(pid_text), "%d", pid);
+	const char *args[] = { "attach", "-d", "1", pid_text, NULL };
+	struct e2e_result res = run_wallspy(e2e_tmpdir(), args);
+	check_error(&res, code, cause);
+	cr_assert(strstr(res.err, cause), "the error does not say \"%s\": %s",
+		  cause, res.err);
+	cr_assert(!strstr(res.err, "CAP_SYS_PTRACE"),
+		  "permission advice for %s: %s", cause, res.err);
+}
+
+/* Waits until /proc shows pid's leader in state `state`. */
+static void wait_state(pid_t pid, char state)
+{
+	for (int i = 0; i < 500 && e2e_proc_state(pid, 0) != state; i++)
+		e2e_sleep_ms(10);
+	cr_assert_eq(e2e_proc_state(pid, 0), state, "state %c",
+		     e2e_proc_state(pid, 0));
+}
+
+/* A zombie (a child of ours that exited, not reaped yet) has no process
+ * left to trace: exit 3, "a zombie", its parent named. */
+Test(e2e_errors, attach_zombie, .timeout = 60, .fini = e2e_cleanup)
+{
+	char *argv[] = { (char *)e2e_fixture("exit_now"), NULL };
+	struct e2e_proc child = e2e_spawn(argv, NULL);
+	wait_state(child.pid, 'Z');
+	check_attach_refused(child.pid, 3, "zombie");
+	char parent[64];
+	snprintf(parent, sizeof(parent), "parent (pid %d)", getpid());
+	check_attach_refused(child.pid, 3, parent);
+}
+
+/* A process whose main thread has exited while another runs on: exit 8,
+ * the main thread named as the cause. */
+Test(e2e_errors, attach_main_thread_exited, .timeout = 60,
+     .fini = e2e_cleanup)
+{
+	pid_t pid = e2e_start_fixture("leader_exits", "30", "ready", 10000);
+	wait_state(pid, 'Z');
+	cr_assert_eq(e2e_tids(pid, (pid_t[8]){0}, 8), 2);
+	check_attach_refused(pid, 8, "main thread has exited");
+}
+
+/* A process another tracer holds (this test, through PTRACE_SEIZE): exit 8
+ * and the tracer named by its command and pid (TracerPid). */
+Test(e2e_errors, attach_already_traced, .timeout = 60, .fini = e2e_cleanup)
+{
+	pid_t pid = e2e_start_fixture("threads_blocked", "30", "ready", 10000);
+	cr_assert_eq(ptrace(PTRACE_SEIZE, pid, 0, 0), 0, "seize: %m");
+	char comm[32], tracer[96];
+	cr_assert(e2e_thread_comm(getpid(), getpid(), comm, sizeof(comm)));
+	snprintf(tracer, sizeof(tracer), "already traced by %s (pid %d)", comm,
+		 getpid());
+	check_attach_refused(pid, 8, tracer);
+	/* Let it go: stop it (it must be in a stop to be detached). */
+	cr_assert_eq(ptrace(PTRACE_INTERRUPT, pid, 0, 0), 0);
+	int status;
+	cr_assert_eq(waitpid(pid, &status, __WALL), pid);
+	cr_assert_eq(ptrace(PTRACE_DETACH, pid, 0, 0), 0);
+	e2e_check_healthy_then_stop(pid);
+}
+
+/* kthreadd runs no user code: exit 8, "a kernel thread". */
+Test(e2e_errors, attach_kernel_thread, .timeout = 60, .fini = e2e_cleanup)
+{
+	char comm[32];
+	if (!e2e_thread_comm(2, 2, comm, sizeof(comm)) ||
+	    strcmp(comm, "kthreadd") != 0)
+		cr_skip_test("pid 2 is not kthreadd here (a PID namespace)");
+	check_attach_refused(2, 8, "kernel thread (kthreadd)");
+}
+
+/* Threads that exit while wallspy seizes them are skipped, not errors:
+ * 20 dumps of a process churning threads all succeed (1 in 20 used to fail
+ * with the permission advice). */
+Test(e2e_errors, attach_while_threads_exit, .timeout = 90,
+     .fini = e2e_cleanup)
+{
+	char *argv[] = { (char *)e2e_fixture("thread_churn"), "100000000", NULL };
+	struct e2e_proc churn = e2e_spawn(argv, &(struct e2e_spawn_opts){
+		.pipe_stdout = true });
+	e2e_sleep_ms(100);
+	char pid_text[32];
+	snprintf(pid_text, sizeof(pid_text), "%d", churn.pid);
+	for (int i = 0; i < 20; i++) {
+		const char *args[] = { "dump", pid_text, NULL };
+		struct e2e_result res = run_wallspy(e2e_tmpdir(), args);
+		cr_assert_eq(e2e_exit_code(&res), 0, "dump %d: exit %d: %s", i,
+			     e2e_exit_code(&res), res.err);
+	}
+	cr_assert(e2e_running_not_stopped(churn.pid, 3, 20));
+	cr_assert(e2e_traced_by(churn.pid, 0));
 }

@@ -188,3 +188,40 @@ Test(cli, debug_cache_dir_follows_the_environment, .timeout = 10)
 	unsetenv("HOME");
 	cr_assert_null(ws_cli_debug_cache_dir());
 }
+
+/* The permission advice says only what applies: Yama's scope only where
+ * the kernel has Yama, the container's --cap-add only for a root without
+ * the capability, and, with the capability, that something else forbids
+ * it. */
+Test(cli, permission_advice_only_what_applies)
+{
+	char buf[512];
+	struct ws_permission_facts user = {.yama_scope = -1};
+	ws_cli_permission_advice(&user, buf, sizeof(buf));
+	cr_assert(strstr(buf, "CAP_SYS_PTRACE") && !strstr(buf, "ptrace_scope") &&
+		  !strstr(buf, "cap-add"), "%s", buf);
+
+	struct ws_permission_facts user_yama = {.yama_scope = 1};
+	ws_cli_permission_advice(&user_yama, buf, sizeof(buf));
+	cr_assert(strstr(buf, "CAP_SYS_PTRACE") &&
+		  strstr(buf, "ptrace_scope is 1") &&
+		  strstr(buf, "wallspy record"), "%s", buf);
+
+	struct ws_permission_facts container = {.root = true, .yama_scope = 0};
+	ws_cli_permission_advice(&container, buf, sizeof(buf));
+	cr_assert(strstr(buf, "--cap-add SYS_PTRACE") &&
+		  !strstr(buf, "ptrace_scope"), "%s", buf);
+
+	struct ws_permission_facts capable = {.root = true,
+					      .cap_sys_ptrace = true,
+					      .yama_scope = 1};
+	ws_cli_permission_advice(&capable, buf, sizeof(buf));
+	cr_assert(strstr(buf, "security module") && !strstr(buf, "cap-add"),
+		  "%s", buf);
+
+	struct ws_permission_facts locked = {.root = true,
+					     .cap_sys_ptrace = true,
+					     .yama_scope = 3};
+	ws_cli_permission_advice(&locked, buf, sizeof(buf));
+	cr_assert(strstr(buf, "ptrace_scope is 3"), "%s", buf);
+}
