@@ -259,9 +259,53 @@ void target_thread_detach(struct ws_thread *th, int sig)
 	th->run = WS_THREAD_GONE;
 }
 
+/* Our stop interrupted a wait that the kernel does not restart by itself
+ * (it returned EINTR, which a program treating EINTR as an error would
+ * act on): epoll_wait and epoll_pwait without a timeout, epoll_pwait2
+ * and rt_sigtimedwait (sigwaitinfo) with a NULL timeout, io_getevents
+ * with a NULL timeout (eintr_probe: 599 EINTRs in 3 s at 200 Hz for
+ * epoll_wait). Their result becomes ERESTARTNOHAND, the code the kernel
+ * itself uses for a call to restart when no handler runs: resumed without
+ * a signal the call is made again as if never interrupted; a real signal
+ * with a handler, pending meanwhile, still makes it return EINTR, as it
+ * would have without wallspy. Timed waits are left alone: made again,
+ * they would wait their whole timeout anew. */
+static void restart_interrupted_wait(struct ws_thread *th)
+{
+	enum { ERESTARTNOHAND_ = 514 };
+	const struct user_regs_struct *r = &th->regs;
+	if (!th->regs_valid || th->group_stop || th->pending_signal ||
+	    (long long)r->rax != -EINTR)
+		return;
+	bool untimed;
+	switch ((long)r->orig_rax) {
+	case 232: /* epoll_wait(epfd, events, max, timeout) */
+	case 281: /* epoll_pwait(..., timeout, sigmask, size) */
+		untimed = (int)r->r10 < 0;
+		break;
+	case 441: /* epoll_pwait2(..., struct timespec *timeout, ...) */
+		untimed = r->r10 == 0;
+		break;
+	case 128: /* rt_sigtimedwait(set, info, timeout, size) */
+		untimed = r->rdx == 0;
+		break;
+	case 208: /* io_getevents(ctx, min, nr, events, timeout) */
+		untimed = r->r8 == 0;
+		break;
+	default:
+		return;
+	}
+	if (!untimed)
+		return;
+	struct user_regs_struct regs = *r;
+	regs.rax = (unsigned long long)-ERESTARTNOHAND_;
+	ptrace(PTRACE_SETREGS, th->tid, 0, &regs);
+}
+
 void target_thread_resume(struct ws_target *t, struct ws_thread *th)
 {
 	long rc;
+	restart_interrupted_wait(th);
 	/* Only a thread this tick sampled: a signal stop met on the way
 	 * (before the tick's own stop) is answered as usual. */
 	if (t->detach_on_resume && th->visited) {
