@@ -5,7 +5,9 @@
  * signal through at once, and detaches leaving each process as it was.
  * Threads created later are not followed through clone events (each would
  * stop its creator twice): ws_target_untraced counts them from the
- * process's thread count and ws_target_scan seizes them, per tick. With
+ * process's thread count and ws_target_scan finds them, per tick. Only the
+ * leader stays traced; other threads are seized when a tick samples them
+ * and detached when it resumes them (ws_thread.traced). With
  * WS_TARGET_CHILDREN, fork, vfork and exec are followed in every
  * descendant: each process is a ws_target of the root's tree. Every path
  * that stops a thread resumes or detaches it; a group-stopped process
@@ -36,6 +38,15 @@ enum ws_thread_run {
 struct ws_thread {
 	pid_t tid;
 	enum ws_thread_run run;
+	/* Seized now. Without WS_TARGET_CHILDREN, a thread other than the
+	 * leader is traced only while a tick samples it (seized, stopped,
+	 * detached): waitpid(-1) costs the kernel a pass over every tracee
+	 * (540 us at 4,000, 1.8 us for one tid), and a thread not traced
+	 * gets its signals and exits without wallspy in the way. */
+	bool traced;
+	bool refused;            /* a tick could not seize it (another
+				  * tracer took it, a security policy) */
+	bool listed;             /* seen by the running scan */
 	bool interrupt_sent;     /* PTRACE_INTERRUPT pending a stop report */
 	bool group_stop;         /* last stop was a group stop: resume with LISTEN */
 	int pending_signal;      /* signal-delivery stop to re-inject on resume */
@@ -46,8 +57,6 @@ struct ws_thread {
 	uint64_t stack_lo, stack_hi; /* cached stack mapping, 0 if unknown */
 	bool visited;            /* handed to the per-thread callback this tick */
 	bool wanted;             /* to be stopped this tick */
-	uint8_t *stack_copy;     /* per-thread copy buffer (rolling ticks) */
-	size_t stack_copy_size;
 	uint64_t stop_seen_ns;   /* when its stop was collected (rolling) */
 };
 
@@ -79,6 +88,10 @@ struct ws_target {
 	/* The next tick is the last (dump): each thread is detached where it
 	 * would be resumed, instead of being stopped again to detach. */
 	bool detach_on_resume;
+	/* Threads other than the leader are traced only while sampled
+	 * (ws_thread.traced); false with WS_TARGET_CHILDREN or
+	 * WS_TARGET_TRACE_CLONES, which need every thread's events. */
+	bool transient;
 	/* Rolling ticks: at most this many threads interrupted and not yet
 	 * visited, so no stopped thread waits long for its turn (0: all at
 	 * once). Set by the sampler from its pause budget. */
@@ -111,15 +124,18 @@ struct ws_error *ws_target_launch(char *const argv[], unsigned flags,
 struct ws_error *ws_target_attach(pid_t pid, unsigned flags,
 				  struct ws_target **ret);
 
-/* How many live threads of the process are not traced (created since the
- * last scan): its thread count (one read of the leader's /proc stat, about
- * 3 us) less the traced ones, after handling pending events. */
-size_t ws_target_untraced(struct ws_target *target);
+/* How many live threads of the process the table does not know (created
+ * since the last scan): its thread count (one read of the leader's /proc
+ * stat, about 3 us) less the known ones, after handling pending events;
+ * *stale (may be NULL): true when the table knows more threads than the
+ * process has (some exited untraced), so a scan would prune it. */
+size_t ws_target_untraced(struct ws_target *target, bool *stale);
 
-/* Seizes the threads of /proc/PID/task not traced yet. Costs about 1.2 us
- * per thread of the process (the kernel builds a dentry per entry): 5 ms
- * at 4,000 threads, so callers scan only when ws_target_untraced says so,
- * within their CPU budget. */
+/* Brings the table up to /proc/PID/task: threads not known yet are added
+ * (seized, when every thread stays traced), known ones gone from it are
+ * dropped. Costs about 1.2 us per thread of the process (the kernel builds
+ * a dentry per entry): 5 ms at 4,000 threads, so callers scan only when
+ * ws_target_untraced says so, within their CPU budget. */
 struct ws_error *ws_target_scan(struct ws_target *target);
 
 /* The processes of root's tree (WS_TARGET_CHILDREN): index 0 is the root,

@@ -99,6 +99,7 @@ struct ws_error *ws_sampler_create(struct ws_target *target,
 	};
 	ws_budget_init(&s->budget, &budget, ws_now_ns());
 	s->scan_ns_per_thread = 1500;
+	s->visit_ns_per_thread = 10000;
 	s->pcs = calloc(s->options.max_frames, sizeof(*s->pcs));
 	s->alt_pcs = calloc(s->options.max_frames, sizeof(*s->alt_pcs));
 	struct ws_error *err = s->pcs && s->alt_pcs ? NULL : &ws_error_nomem;
@@ -452,8 +453,9 @@ static struct ws_error *take_tasks(struct ws_sampler *s)
  * such. */
 static struct ws_error *find_threads(struct ws_sampler *s)
 {
-	s->untraced = ws_target_untraced(s->target);
-	if (!s->untraced)
+	bool stale;
+	s->untraced = ws_target_untraced(s->target, &stale);
+	if (!s->untraced && !stale)
 		return NULL;
 	uint64_t now = ws_now_ns();
 	size_t threads = s->target->nthreads + s->untraced;
@@ -467,7 +469,7 @@ static struct ws_error *find_threads(struct ws_sampler *s)
 	ws_budget_average(&s->scan_ns_per_thread,
 			  (double)(end - now) / (double)threads);
 	if (!err)
-		s->untraced = ws_target_untraced(s->target);
+		s->untraced = ws_target_untraced(s->target, NULL);
 	return err;
 }
 

@@ -72,7 +72,9 @@ struct ws_sampler {
 	size_t untraced;
 	uint64_t last_scan_ns;
 	double scan_ns_per_thread;
-	/* A rolling tick's threads (tids), the chosen ones first. */
+	/* A rolling tick's threads (tids), the chosen ones first, and the
+	 * moving average of one thread's visit (describe and copy). */
+	double visit_ns_per_thread;
 	pid_t *rolling_tids;
 	size_t rolling_tids_cap;
 	/* Unwinds of unchanged stacks, reused (NULL: off). */

@@ -22,6 +22,7 @@ struct rolling {
 	struct ws_sampler *sampler;
 	struct ws_error *err;
 	double scale;            /* threads each sample stands for */
+	uint64_t visit_ns;       /* spent describing and copying threads */
 };
 
 /* Lists and copies one thread's task. */
@@ -40,8 +41,10 @@ static struct ws_error *take_thread(struct ws_sampler *s,
 static void visit_thread(struct ws_thread *th, void *arg)
 {
 	struct rolling *r = arg;
+	uint64_t t0 = ws_now_ns();
 	if (!r->err)
 		r->err = take_thread(r->sampler, th, r->scale);
+	r->visit_ns += ws_now_ns() - t0;
 }
 
 /* The threads of this tick: every live one, or a uniform random k of them
@@ -73,15 +76,17 @@ struct ws_error *ws_tick_rolling(struct ws_sampler *s)
 	struct ws_tick *tick = &s->tick;
 	struct ws_target *t = s->target;
 	ws_task_list_clear(&s->tasks);
-	s->snapshots.n = 0;
+	ws_snapshot_set_clear(&s->snapshots);
 	size_t n, k;
 	struct ws_error *err = choose(s, &n, &k);
 	if (err)
 		return err;
 	struct rolling r = {.sampler = s, .scale = k ? (double)n / (double)k : 1};
-	/* The pause budget bounds the queue of stopped threads. */
-	double per = s->budget.read_ns_per_task;
-	double window = s->options.max_pause_ns && per > 0
+	/* The pause budget bounds the queue of stopped threads: a thread
+	 * waits for at most `window` others (their registers read, their
+	 * stacks copied, resumed) before its own turn. */
+	double per = s->visit_ns_per_thread + 2000; /* + GETREGS, CONT */
+	double window = s->options.max_pause_ns
 				? (double)s->options.max_pause_ns / per
 				: 0;
 	t->interrupt_window = window <= 0 ? 0 : window < 1 ? 1 : (size_t)window;
@@ -117,8 +122,11 @@ struct ws_error *ws_tick_rolling(struct ws_sampler *s)
 	uint64_t end = ws_now_ns();
 	/* Group-stopped threads were put back into their stop already. */
 	s->phase_ns[WS_PHASE_STOP] += end - tick->start_ns;
-	if (stopped)
+	if (stopped) {
 		ws_budget_note_read(&s->budget, end - t0, stopped);
+		ws_budget_average(&s->visit_ns_per_thread,
+				  (double)r.visit_ns / (double)stopped);
+	}
 	tick->pause_ns = longest;
 	return err;
 }

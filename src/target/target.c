@@ -54,15 +54,33 @@ static void read_comm(pid_t pid, pid_t tid, char comm[16])
 
 /* --- attach, launch, detach --- */
 
+/* Every thread stays traced unless only the leader needs to (see
+ * ws_thread.traced): following children needs every thread's fork
+ * events, and clone events need the threads that clone. */
+static bool transient_threads(unsigned flags)
+{
+	return !(flags & (WS_TARGET_CHILDREN | WS_TARGET_TRACE_CLONES));
+}
+
 struct ws_error *target_seize(struct ws_target *t, pid_t tid, bool *added)
 {
 	*added = false;
-	if (target_thread_find(t, tid))
+	struct ws_thread *known = target_thread_find(t, tid);
+	if (known && known->run != WS_THREAD_GONE && known->traced)
 		return NULL;
+	if (!known && t->transient && tid != t->pid) {
+		/* Known now, seized when a tick samples it. */
+		if (!target_thread_add(t, tid, WS_THREAD_RUNNING))
+			return &ws_error_nomem;
+		*added = true;
+		return NULL;
+	}
 	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)t->tracer->options) != 0)
 		return target_seize_refused("attach", t->pid, tid, errno);
-	if (!target_thread_add(t, tid, WS_THREAD_RUNNING))
+	struct ws_thread *th = target_thread_add(t, tid, WS_THREAD_RUNNING);
+	if (!th)
 		return &ws_error_nomem;
+	th->traced = true;
 	*added = true;
 	return NULL;
 }
@@ -93,15 +111,19 @@ static long thread_count(struct ws_target *t)
 	return p ? strtol(p + 1, NULL, 10) : -1;
 }
 
-size_t ws_target_untraced(struct ws_target *t)
+size_t ws_target_untraced(struct ws_target *t, bool *stale)
 {
 	target_drain_events(t->tracer, NULL);
+	if (stale)
+		*stale = false;
 	if (t->exited)
 		return 0;
 	long count = thread_count(t);
 	size_t live = 0;
 	for (size_t i = 0; i < t->nthreads; i++)
 		live += t->threads[i].run != WS_THREAD_GONE;
+	if (stale)
+		*stale = count >= 0 && (size_t)count < live;
 	return count > (long)live ? (size_t)count - live : 0;
 }
 
@@ -112,15 +134,28 @@ struct ws_error *ws_target_scan(struct ws_target *t)
 	DIR *dir = opendir(path);
 	if (!dir)
 		return NULL; /* exiting: its exit will tell */
+	/* Threads not traced exit without a word: those the listing lacks
+	 * are gone. A traced one reports its own exit. */
+	for (size_t i = 0; i < t->nthreads; i++)
+		t->threads[i].listed = false;
 	struct ws_error *err = NULL;
 	struct dirent *de;
 	while (!err && (de = readdir(dir))) {
 		pid_t tid = (pid_t)atoi(de->d_name);
 		bool added;
-		if (tid > 0)
-			err = target_seize(t, tid, &added);
+		if (tid <= 0)
+			continue;
+		err = target_seize(t, tid, &added);
+		struct ws_thread *th = target_thread_find(t, tid);
+		if (th)
+			th->listed = true;
 	}
 	closedir(dir);
+	for (size_t i = 0; !err && i < t->nthreads; i++) {
+		struct ws_thread *th = &t->threads[i];
+		if (!th->listed && !th->traced && th->run != WS_THREAD_GONE)
+			th->run = WS_THREAD_GONE;
+	}
 	return err;
 }
 
@@ -140,6 +175,7 @@ struct ws_error *ws_target_attach(pid_t pid, unsigned flags,
 	struct ws_error *err = target_new(NULL, pid, seize_options(flags), &t);
 	if (err)
 		return err;
+	t->transient = transient_threads(flags);
 	ws_target_block_signals();
 
 	/* Seize the leader first: its failure decides the error message. */
@@ -151,11 +187,14 @@ struct ws_error *ws_target_attach(pid_t pid, unsigned flags,
 		target_free(t);
 		return err;
 	}
-	if (!target_thread_add(t, pid, WS_THREAD_RUNNING)) {
-		ws_target_detach(t);
+	struct ws_thread *leader = target_thread_add(t, pid, WS_THREAD_RUNNING);
+	if (!leader) {
+		ptrace(PTRACE_DETACH, pid, 0, 0); /* not stopped: fails, and
+						    * wallspy's exit detaches */
 		target_free(t);
 		return &ws_error_nomem;
 	}
+	leader->traced = true;
 	/* One pass: threads born meanwhile are the next scan's. */
 	err = ws_target_scan(t);
 	if (err) {
@@ -211,11 +250,17 @@ struct ws_error *ws_target_launch(char *const argv[], unsigned flags,
 
 	struct ws_target *t = NULL;
 	struct ws_error *err = target_new(NULL, pid, seize_options(flags), &t);
+	if (!err)
+		t->transient = transient_threads(flags);
 	if (!err && ptrace(PTRACE_SEIZE, pid, 0, (void *)t->tracer->options) != 0)
 		err = ws_error_from_errno(errno, WS_ERR_OTHER,
 					  "record: seize %d", pid);
-	if (!err && !target_thread_add(t, pid, WS_THREAD_RUNNING))
+	struct ws_thread *leader = err ? NULL
+				       : target_thread_add(t, pid, WS_THREAD_RUNNING);
+	if (!err && !leader)
 		err = &ws_error_nomem;
+	if (leader)
+		leader->traced = true;
 	if (err) {
 		kill(pid, SIGKILL);
 		close(go[1]);
@@ -311,6 +356,8 @@ void ws_target_detach(struct ws_target *t)
 			continue;
 		for (size_t i = 0; i < proc->nthreads; i++) {
 			struct ws_thread *th = &proc->threads[i];
+			if (!th->traced)
+				continue;
 			if (th->run == WS_THREAD_STOPPED)
 				target_thread_detach(th, th->pending_signal);
 			else if (th->run == WS_THREAD_RUNNING &&

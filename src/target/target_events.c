@@ -73,8 +73,6 @@ struct ws_error *target_threads_compact(struct ws_target *t)
 	for (size_t i = 0; i < t->nthreads; i++) {
 		if (t->threads[i].run != WS_THREAD_GONE)
 			t->threads[out++] = t->threads[i];
-		else
-			free(t->threads[i].stack_copy);
 	}
 	if (out == t->nthreads)
 		return NULL;
@@ -153,8 +151,6 @@ struct ws_error *target_new(struct ws_tracer *tr, pid_t pid, long options,
 
 static void free_one(struct ws_target *t)
 {
-	for (size_t i = 0; i < t->nthreads; i++)
-		free(t->threads[i].stack_copy);
 	if (t->count_fd >= 0)
 		close(t->count_fd);
 	free(t->threads);
@@ -256,7 +252,22 @@ void target_thread_detach(struct ws_thread *th, int sig)
 	th->pending_signal = 0;
 	th->regs_valid = false;
 	th->interrupt_sent = false;
+	th->traced = false;
 	th->run = WS_THREAD_GONE;
+}
+
+/* Ends a transient thread's stop by detaching it (with its pending
+ * signal): it runs on untraced, known to the table. */
+static void untrace(struct ws_thread *th)
+{
+	long rc = ptrace(PTRACE_DETACH, th->tid, 0,
+			 (void *)(long)th->pending_signal);
+	int e = errno;
+	th->pending_signal = 0;
+	th->regs_valid = false;
+	th->interrupt_sent = false;
+	th->traced = false;
+	th->run = rc == 0 || e != ESRCH ? WS_THREAD_RUNNING : WS_THREAD_GONE;
 }
 
 /* Our stop interrupted a wait that the kernel does not restart by itself
@@ -310,6 +321,10 @@ void target_thread_resume(struct ws_target *t, struct ws_thread *th)
 	 * (before the tick's own stop) is answered as usual. */
 	if (t->detach_on_resume && th->visited) {
 		target_thread_detach(th, th->pending_signal);
+		return;
+	}
+	if (t->transient && th->tid != t->pid) {
+		untrace(th);
 		return;
 	}
 	if (th->group_stop)
@@ -437,7 +452,8 @@ void target_handle_status(struct ws_tracer *tr, struct ws_target *ticking,
 	th->run = WS_THREAD_STOPPED;
 	int sig = WSTOPSIG(status);
 	int event = status >> 16;
-	bool stopping = t == ticking;
+	/* Only the threads the tick wants are kept in their stops. */
+	bool stopping = t == ticking && th->wanted;
 
 	switch (event) {
 	case 0:
