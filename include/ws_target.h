@@ -64,9 +64,11 @@ struct ws_tracer;
 
 /* How processes are traced (ws_target_launch, ws_target_attach). */
 enum ws_target_flags {
-	/* Follow fork, vfork (and clone with SIGCHLD) and exec in every
-	 * descendant: each new process joins the root's tree
-	 * (ws_target_tree_at). */
+	/* Follow fork, vfork, clone without CLONE_THREAD and exec in every
+	 * descendant (clone events included, so new threads are adopted
+	 * through them too): each new process joins the root's tree
+	 * (ws_target_tree_at). Attaching, the descendants living then are
+	 * seized as well (/proc/PID/task/TID/children). */
 	WS_TARGET_CHILDREN = 1 << 0,
 	/* Adopt new threads through their clone events
 	 * (PTRACE_O_TRACECLONE) as well as per tick: for comparing the two

@@ -37,8 +37,11 @@ static const char help_text[] =
 "  -f, --format FORMAT     speedscope (default) or folded\n"
 "  -r, --rate HZ           samples per second (default 100, at most 10000)\n"
 "  -d, --duration SECONDS  stop after this long (default: until exit/Ctrl-C)\n"
-"      --group-by KEY      all (default: one merged profile), thread, state\n"
-"                          or task: one speedscope profile per group\n"
+"      --group-by KEY      all (default: one merged profile), thread, state,\n"
+"                          task or process: one speedscope profile per group\n"
+"      --subprocesses      follow fork, vfork and exec into every descendant:\n"
+"                          each process's tasks are sampled, their stacks\n"
+"                          under a \"process PID \\\"COMMAND\\\"\" root frame\n"
 "      --runtime NAME      auto (default) or threads: every OS thread is a task\n"
 "      --max-pause MS      pause budget per tick (default 1; 0 = none): with\n"
 "                          more tasks than fit, a random subset is sampled\n"
@@ -149,6 +152,7 @@ enum {
 	OPT_JSON,
 	OPT_NO_DEBUG_CACHE,
 	OPT_STOP_ALL,
+	OPT_SUBPROCESSES,
 };
 
 static const struct option long_options[] = {
@@ -165,6 +169,7 @@ static const struct option long_options[] = {
 	{"json", no_argument, NULL, OPT_JSON},
 	{"no-debug-cache", no_argument, NULL, OPT_NO_DEBUG_CACHE},
 	{"stop-all", no_argument, NULL, OPT_STOP_ALL},
+	{"subprocesses", no_argument, NULL, OPT_SUBPROCESSES},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -204,8 +209,10 @@ static struct ws_error *parse_option(int c, const char *arg,
 			o->group_by = WS_GROUP_STATE;
 		else if (strcmp(arg, "task") == 0)
 			o->group_by = WS_GROUP_TASK;
+		else if (strcmp(arg, "process") == 0)
+			o->group_by = WS_GROUP_PROCESS;
 		else
-			return usage("--group-by: unknown key '%s' (expected all, thread, state or task)", arg);
+			return usage("--group-by: unknown key '%s' (expected all, thread, state, task or process)", arg);
 		return NULL;
 	case OPT_RUNTIME:
 		o->runtime = arg;
@@ -229,6 +236,9 @@ static struct ws_error *parse_option(int c, const char *arg,
 		return NULL;
 	case OPT_STOP_ALL:
 		o->stop_all = true;
+		return NULL;
+	case OPT_SUBPROCESSES:
+		o->subprocesses = true;
 		return NULL;
 	case 'h':
 		o->command = WS_CMD_HELP;

@@ -17,6 +17,7 @@
 #include "ws_cmd_record.h"
 #include "ws_debugcache.h"
 #include "ws_folded.h"
+#include "ws_grow.h"
 #include "ws_output_file.h"
 #include "ws_speedscope.h"
 #include "ws_profile.h"
@@ -26,27 +27,52 @@
 #include "ws_target.h"
 #include "ws_timer.h"
 
-struct recording {
-	const struct ws_options *options;
+/* A process of the tree other than the root (--subprocesses) and its
+ * sampler (NULL when it could not be created: said once, then skipped). */
+struct child {
 	struct ws_target *target;
 	struct ws_sampler *sampler;
+	uint64_t failed_ticks;
+};
+
+struct recording {
+	const struct ws_options *options;
+	struct ws_sampler_options sampler_options;
+	struct ws_target *target;
+	struct ws_sampler *sampler;
+	struct child *children;
+	size_t nchildren, children_cap;
 	struct ws_profile *profile;
 	struct ws_status status;
 	char *output_path;
 	bool interrupted;
 	uint64_t failed_ticks, failed_ticks_in_row;
+	/* A sample's frames with its process's root frame (--subprocesses). */
+	struct ws_frame *frames;
+	size_t frames_cap;
 };
 
-static struct ws_error *add_tick(struct recording *r,
+/* Adds a tick of process `proc`. Following subprocesses, every stack gets
+ * its process as the outermost frame, "process PID \"COMMAND\"", so the
+ * merged profile splits by process first (as py-spy's does); not with
+ * --group-by process, whose groups are named so already. */
+static struct ws_error *add_tick(struct recording *r, struct ws_target *proc,
 				 const struct ws_tick *tick, double weight)
 {
 	double t = (double)(tick->start_ns - r->status.start_ns) / 1e9;
+	bool tree = r->options->subprocesses;
+	bool root_frame = tree && r->options->group_by != WS_GROUP_PROCESS;
+	char root_name[64];
+	snprintf(root_name, sizeof(root_name), "process %d \"%s\"", (int)proc->pid,
+		 proc->comm);
 	for (size_t i = 0; i < tick->ntasks; i++) {
 		const struct ws_tick_task *tt = &tick->tasks[i];
 		struct ws_sample sample = {
 			.task_id = tt->task->id,
 			.task_name = tt->task->name,
 			.thread = tt->task->thread,
+			.process = tree ? (int)proc->pid : 0,
+			.process_name = tree ? proc->comm : NULL,
 			.state = tt->task->state,
 			.wait_reason = tt->task->wait_reason,
 			.error = tt->error,
@@ -55,11 +81,103 @@ static struct ws_error *add_tick(struct recording *r,
 			.weight = weight * tt->scale,
 			.time = t,
 		};
+		if (root_frame) {
+			if (!ws_grow((void **)&r->frames, &r->frames_cap,
+				     tt->nframes + 1, sizeof(*r->frames)))
+				return &ws_error_nomem;
+			memcpy(r->frames, sample.frames,
+			       tt->nframes * sizeof(*r->frames));
+			r->frames[tt->nframes] = (struct ws_frame){
+				.function = root_name};
+			sample.frames = r->frames;
+			sample.nframes = tt->nframes + 1;
+		}
 		struct ws_error *err = ws_profile_add(r->profile, &sample);
 		if (err)
 			return err;
 	}
 	return NULL;
+}
+
+/* Brings the children up to the tree: a process born since the last tick
+ * gets a sampler, one that exited is finished (its samples stay in the
+ * profile) and released. */
+static struct ws_error *sync_children(struct recording *r)
+{
+	for (size_t i = 0; i < r->nchildren;) {
+		struct child *c = &r->children[i];
+		if (!c->target->exited) {
+			i++;
+			continue;
+		}
+		ws_sampler_destroy(c->sampler);
+		ws_target_release(c->target);
+		r->children[i] = r->children[--r->nchildren];
+	}
+	for (size_t p = 1; p < ws_target_tree_size(r->target); p++) {
+		struct ws_target *proc = ws_target_tree_at(r->target, p);
+		bool known = false;
+		for (size_t i = 0; i < r->nchildren && !known; i++)
+			known = r->children[i].target == proc;
+		if (known || proc->exited)
+			continue;
+		if (!ws_grow((void **)&r->children, &r->children_cap,
+			     r->nchildren + 1, sizeof(*r->children)))
+			return &ws_error_nomem;
+		struct child *c = &r->children[r->nchildren++];
+		*c = (struct child){.target = proc};
+		struct ws_error *err = ws_sampler_create(proc, &r->sampler_options,
+							 &c->sampler);
+		if (err) {
+			ws_status_clear(&r->status);
+			fprintf(stderr, "wallspy: process %d (%s) is not sampled: %s\n",
+				(int)proc->pid, proc->comm, err->message);
+			ws_error_destroy(err);
+			c->sampler = NULL;
+		}
+	}
+	return NULL;
+}
+
+/* One tick of every child process. A child that exits during its tick is
+ * finished at the next; any other failure of one tick is skipped, the
+ * first of each child said. */
+static struct ws_error *tick_children(struct recording *r, double weight)
+{
+	struct ws_error *err = sync_children(r);
+	for (size_t i = 0; !err && i < r->nchildren; i++) {
+		struct child *c = &r->children[i];
+		if (!c->sampler || c->target->exited)
+			continue;
+		const struct ws_tick *tick;
+		struct ws_error *tick_err = ws_sampler_tick(c->sampler, &tick);
+		if (tick_err) {
+			ws_target_poll_events(c->target);
+			if (!c->target->exited && tick_err->kind != WS_ERR_NO_PROCESS &&
+			    c->failed_ticks++ == 0) {
+				ws_status_clear(&r->status);
+				fprintf(stderr,
+					"wallspy: process %d (%s): a tick failed (%s); going on\n",
+					(int)c->target->pid, c->target->comm,
+					tick_err->message);
+			}
+			ws_error_destroy(tick_err);
+			continue;
+		}
+		/* Counted as samples, not as ticks of the root. */
+		r->status.samples += tick->ntasks;
+		err = add_tick(r, c->target, tick, weight);
+	}
+	return err;
+}
+
+static void finish_children(struct recording *r)
+{
+	for (size_t i = 0; i < r->nchildren; i++)
+		ws_sampler_destroy(r->children[i].sampler);
+	free(r->children);
+	r->children = NULL;
+	r->nchildren = 0;
 }
 
 static struct ws_error *sample_loop(struct recording *r)
@@ -119,10 +237,12 @@ static struct ws_error *sample_loop(struct recording *r)
 			continue;
 		}
 		r->failed_ticks_in_row = 0;
+		if (o->subprocesses && (err = tick_children(r, due.weight)))
+			return err;
 		if (tick->ntasks == 0)
 			continue; /* the target exited during the tick */
 		ws_status_tick(&r->status, tick->pause_ns, tick->ntasks);
-		err = add_tick(r, tick, due.weight);
+		err = add_tick(r, r->target, tick, due.weight);
 		if (err)
 			return err;
 		ws_status_draw(&r->status, ws_now_ns());
@@ -223,7 +343,7 @@ int ws_cmd_record(const struct ws_options *o)
 
 	/* Handed to the sampler, which opens debug info through it. */
 	struct ws_debugcache *debug_cache = ws_cli_debug_cache(o);
-	struct ws_sampler_options so = {
+	struct ws_sampler_options so = r.sampler_options = (struct ws_sampler_options){
 		.runtime = o->runtime,
 		.max_stack = o->max_stack,
 		.max_pause_ns = (uint64_t)(o->max_pause * 1e6),
@@ -299,10 +419,12 @@ int ws_cmd_record(const struct ws_options *o)
 			ru.ru_maxrss / 1024, target, r.output_path);
 	}
 	ws_sampler_destroy(r.sampler);
+	finish_children(&r);
 	ws_debugcache_close(debug_cache);
 	ws_profile_destroy(r.profile);
 	ws_status_deinit(&r.status);
 	free(r.output_path);
+	free(r.frames);
 	ws_target_destroy(r.target);
 	return code;
 }

@@ -21,20 +21,21 @@
 /* The PTRACE_SEIZE options for `flags` (ws_target_flags). New threads are
  * not followed through clone events unless asked: each would stop its
  * creator and itself once more (thread_churn 2000: 0.55 s alone, 1.0-1.6 s
- * under a tracer doing nothing else), so ws_target_scan finds them. */
+ * under a tracer doing nothing else), so ws_target_scan finds them.
+ * Following children needs them: a clone without CLONE_THREAD whose exit
+ * signal is not SIGCHLD is reported only as a clone event. */
 static long seize_options(unsigned flags)
 {
 	long options = PTRACE_O_TRACEEXEC;
 	if (flags & WS_TARGET_CHILDREN)
-		options |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK;
+		options |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
+			   PTRACE_O_TRACECLONE;
 	if (flags & WS_TARGET_TRACE_CLONES)
 		options |= PTRACE_O_TRACECLONE;
 	return options;
 }
 
-/* Reads /proc/PID/task/TID/comm into comm[16]; left as it was when it
- * cannot be read. */
-static void read_comm(pid_t pid, pid_t tid, char comm[16])
+void target_read_comm(pid_t pid, pid_t tid, char comm[16])
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
@@ -159,6 +160,50 @@ struct ws_error *ws_target_scan(struct ws_target *t)
 	return err;
 }
 
+/* The children of every thread of process t (/proc/PID/task/TID/children),
+ * each seized with its threads as a process of t's tree, and theirs in
+ * turn. One that cannot be traced is left alone. */
+static void attach_descendants(struct ws_target *t)
+{
+	char path[96];
+	snprintf(path, sizeof(path), "/proc/%d/task", t->pid);
+	DIR *dir = opendir(path);
+	if (!dir)
+		return;
+	struct dirent *de;
+	while ((de = readdir(dir))) {
+		int tid = atoi(de->d_name);
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", t->pid,
+			 tid);
+		FILE *f = fopen(path, "re");
+		int child;
+		while (f && fscanf(f, "%d", &child) == 1) {
+			struct ws_target *c;
+			if (ptrace(PTRACE_SEIZE, child, 0,
+				   (void *)t->tracer->options) != 0)
+				continue; /* exited (a zombie), or refused */
+			if (target_new(t->tracer, child, t->tracer->options, &c)) {
+				ptrace(PTRACE_DETACH, child, 0, 0);
+				continue;
+			}
+			struct ws_thread *leader =
+				target_thread_add(c, child, WS_THREAD_RUNNING);
+			if (leader)
+				leader->traced = true;
+			c->parent = t->pid;
+			target_read_comm(child, child, c->comm);
+			struct ws_error *err = ws_target_scan(c);
+			ws_error_destroy(err);
+			attach_descendants(c);
+		}
+		if (f)
+			fclose(f);
+	}
+	closedir(dir);
+}
+
 struct ws_error *ws_target_attach(pid_t pid, unsigned flags,
 				  struct ws_target **ret)
 {
@@ -202,7 +247,9 @@ struct ws_error *ws_target_attach(pid_t pid, unsigned flags,
 		target_free(t);
 		return err;
 	}
-	read_comm(pid, pid, t->comm);
+	target_read_comm(pid, pid, t->comm);
+	if (flags & WS_TARGET_CHILDREN)
+		attach_descendants(t);
 	*ret = t;
 	return NULL;
 }
@@ -318,7 +365,7 @@ struct ws_error *ws_target_launch(char *const argv[], unsigned flags,
 	struct ws_thread *th = target_thread_find(t, pid);
 	th->run = WS_THREAD_STOPPED;
 	th->group_stop = false;
-	read_comm(pid, pid, t->comm);
+	target_read_comm(pid, pid, t->comm);
 	*ret = t;
 	return NULL;
 }
@@ -446,7 +493,7 @@ struct ws_thread *ws_target_thread(struct ws_target *t, pid_t tid)
 
 void ws_target_read_name(struct ws_target *t, struct ws_thread *th)
 {
-	read_comm(t->pid, th->tid, th->comm);
+	target_read_comm(t->pid, th->tid, th->comm);
 }
 
 void ws_target_read_names(struct ws_target *t)

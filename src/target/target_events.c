@@ -337,20 +337,6 @@ void target_thread_resume(struct ws_target *t, struct ws_thread *th)
 	th->run = rc == 0 || errno != ESRCH ? WS_THREAD_RUNNING : WS_THREAD_GONE;
 }
 
-static void read_process_name(struct ws_target *t)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/comm", t->pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = read(fd, t->comm, sizeof(t->comm) - 1);
-	close(fd);
-	if (n > 0 && t->comm[n - 1] == '\n')
-		n--;
-	t->comm[n > 0 ? n : 0] = '\0';
-}
-
 static void handle_exec(struct ws_target *t)
 {
 	/* After exec only the leader remains (the execing thread took its
@@ -361,7 +347,7 @@ static void handle_exec(struct ws_target *t)
 			t->threads[i].run = WS_THREAD_GONE;
 	}
 	t->exec_seen = true;
-	read_process_name(t);
+	target_read_comm(t->pid, t->pid, t->comm);
 }
 
 /* The thread group of `tid` (/proc/TID/status, Tgid), or 0. */
@@ -403,10 +389,13 @@ static struct ws_thread *adopt(struct ws_tracer *tr, pid_t tid,
 			ws_error_destroy(err);
 			return NULL;
 		}
-		read_process_name(t);
+		target_read_comm(t->pid, t->pid, t->comm);
 	}
 	*owner = t;
-	return target_thread_add(t, tid, run);
+	struct ws_thread *th = target_thread_add(t, tid, run);
+	if (th)
+		th->traced = true; /* the kernel attached it to us */
+	return th;
 }
 
 /* A fork, vfork or clone event of a thread of t: the new task, traced

@@ -69,6 +69,10 @@ struct ws_error *target_seize(struct ws_target *t, pid_t tid, bool *added);
 struct ws_error *target_seize_refused(const char *verb, pid_t pid, pid_t tid,
 				      int errnum);
 
+/* Reads /proc/PID/task/TID/comm into comm[16]; left as it was when it
+ * cannot be read. */
+void target_read_comm(pid_t pid, pid_t tid, char comm[16]);
+
 /* --- a thread's stop --- */
 
 /* Marks a thread exited with wait status `status`; the leader's exit is

@@ -64,6 +64,17 @@ Test(cli, record_options)
 	cr_expect_str_eq(o.argv[1], "-r");
 }
 
+Test(cli, subprocesses_and_group_by_process)
+{
+	struct ws_options o;
+	cr_assert_null(PARSE(&o, "attach", "--subprocesses", "--group-by",
+			     "process", "1234"));
+	cr_expect(o.subprocesses);
+	cr_expect_eq(o.group_by, WS_GROUP_PROCESS);
+	cr_assert_null(PARSE(&o, "record", "--", "sh"));
+	cr_expect_not(o.subprocesses);
+}
+
 Test(cli, record_without_dashes_stops_at_command)
 {
 	struct ws_options o;
