@@ -113,4 +113,9 @@ struct ws_debugcache *ws_cli_debug_cache(const struct ws_options *options);
  * returns the error's exit code; destroys err. */
 int ws_cli_report(struct ws_error *err);
 
+/* Ends wallspy of signal `sig` (its default action: the shell sees an
+ * interrupted command); does not return. For a one-shot command cut short
+ * by SIGINT or SIGTERM, after the target is let go. */
+_Noreturn void ws_cli_die_of(int sig);
+
 #endif

@@ -197,6 +197,13 @@ void ws_target_poll_events(struct ws_target *target);
  * deadline. Requires ws_target_block_signals() first. */
 int ws_target_wait_events(struct ws_target *target, uint64_t deadline_ns);
 
+/* True once one of wallspy's terminating signals has arrived (kept for
+ * ws_target_wait_events, which hands it out). Work that can last (seizing
+ * thousands of threads, a tick, naming stacks) checks it and cuts itself
+ * short, so a signal is honoured within 100 ms in every phase. Costs a
+ * system call at most once a millisecond. */
+bool ws_target_stop_requested(void);
+
 /* Blocks SIGCHLD and the terminating signals in the calling thread so they
  * are received synchronously by ws_target_wait_events. Idempotent. */
 void ws_target_block_signals(void);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -438,6 +439,18 @@ void ws_cli_permission_advice(const struct ws_permission_facts *f, char *buf,
 	else if (f->yama_scope == 2)
 		yama = "; kernel.yama.ptrace_scope is 2: only CAP_SYS_PTRACE may trace";
 	snprintf(buf, size, "%s%s", who, yama);
+}
+
+_Noreturn void ws_cli_die_of(int sig)
+{
+	fflush(stdout);
+	signal(sig, SIG_DFL);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	raise(sig); /* pending while blocked, */
+	sigprocmask(SIG_UNBLOCK, &set, NULL); /* delivered here */
+	_exit(128 + sig);
 }
 
 int ws_cli_report(struct ws_error *err)

@@ -145,7 +145,8 @@ static struct ws_error *sync_children(struct recording *r)
 static struct ws_error *tick_children(struct recording *r, double weight)
 {
 	struct ws_error *err = sync_children(r);
-	for (size_t i = 0; !err && i < r->nchildren; i++) {
+	for (size_t i = 0; !err && i < r->nchildren && !ws_target_stop_requested();
+	     i++) {
 		struct child *c = &r->children[i];
 		if (!c->sampler || c->target->exited)
 			continue;
@@ -353,7 +354,10 @@ int ws_cmd_record(const struct ws_options *o)
 		.switches = o->switches,
 		.debug_cache = debug_cache,
 	};
-	if (!err)
+	/* A SIGINT or SIGTERM while attaching: nothing more to prepare
+	 * (loading debug info can take a while); the loop's first wait hands
+	 * it out and the target is let go. */
+	if (!err && !ws_target_stop_requested())
 		err = ws_sampler_create(r.target, &so, &r.sampler);
 	if (!err)
 		err = ws_profile_create(o->group_by, 1.0 / o->rate, &r.profile);

@@ -359,6 +359,13 @@ static struct ws_error *unwind_all(struct ws_sampler *s)
 	bool maps_reloaded = false;
 	ws_unwinder_new_tick(s->unwinder);
 	for (size_t i = 0; i < s->tasks.n; i++) {
+		/* Unwinding and naming (a module's debug info loaded the first
+		 * time) can take long: wallspy's own SIGINT/SIGTERM ends the
+		 * tick with the tasks done so far (the target runs already). */
+		if (ws_target_stop_requested()) {
+			tick->ntasks = i;
+			return NULL;
+		}
 		struct ws_tick_task *tt = &tick->tasks[i];
 		const struct ws_snapshot *snap = &s->snapshots.snaps[i];
 		memset(tt, 0, sizeof(*tt));

@@ -99,8 +99,10 @@ struct ws_error *ws_tick_rolling(struct ws_sampler *s)
 				     &r, &stopped, &longest);
 	if (!err)
 		err = r.err;
-	/* Chosen threads that did not stop in time are listed as such. */
-	for (size_t i = 0; !err && i < t->nthreads; i++) {
+	/* Chosen threads that did not stop in time are listed as such (not
+	 * when wallspy's own SIGINT/SIGTERM cut the tick short). */
+	for (size_t i = 0; !err && i < t->nthreads && !ws_target_stop_requested();
+	     i++) {
 		struct ws_thread *th = &t->threads[i];
 		if (th->run == WS_THREAD_GONE || !th->wanted ||
 		    (th->visited && th->regs_valid))

@@ -141,7 +141,11 @@ struct ws_error *ws_target_scan(struct ws_target *t)
 		t->threads[i].listed = false;
 	struct ws_error *err = NULL;
 	struct dirent *de;
-	while (!err && (de = readdir(dir))) {
+	bool cut = false;
+	/* Seizing thousands of threads takes a while: wallspy's own
+	 * SIGINT/SIGTERM cuts the pass short (the next scan would finish it). */
+	while (!err && !(cut = ws_target_stop_requested()) &&
+	       (de = readdir(dir))) {
 		pid_t tid = (pid_t)atoi(de->d_name);
 		bool added;
 		if (tid <= 0)
@@ -152,7 +156,7 @@ struct ws_error *ws_target_scan(struct ws_target *t)
 			th->listed = true;
 	}
 	closedir(dir);
-	for (size_t i = 0; !err && i < t->nthreads; i++) {
+	for (size_t i = 0; !err && !cut && i < t->nthreads; i++) {
 		struct ws_thread *th = &t->threads[i];
 		if (!th->listed && !th->traced && th->run != WS_THREAD_GONE)
 			th->run = WS_THREAD_GONE;

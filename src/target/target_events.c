@@ -531,6 +531,23 @@ bool target_wait_sigchld(uint64_t deadline_ns)
 	return true;
 }
 
+bool ws_target_stop_requested(void)
+{
+	static uint64_t last_ns;
+	if (deferred_signal)
+		return true;
+	uint64_t now = ws_now_ns();
+	if (now - last_ns < 1000000)
+		return false;
+	last_ns = now;
+	sigset_t set = wallspy_signals(false);
+	struct timespec zero = {0, 0};
+	int sig = sigtimedwait(&set, NULL, &zero);
+	if (sig > 0)
+		deferred_signal = sig;
+	return sig > 0;
+}
+
 void ws_target_poll_events(struct ws_target *t)
 {
 	target_drain_events(t->tracer, NULL);

@@ -30,6 +30,12 @@ static bool take_stopped(struct ws_target *t, struct ws_thread *th,
 			 uint64_t *longest_ns)
 {
 	th->visited = true;
+	/* wallspy's own SIGINT/SIGTERM: the rest of a rolling tick is only
+	 * let go (detached where the tick would detach), not read. */
+	if (visit && ws_target_stop_requested()) {
+		target_thread_resume(t, th);
+		return false;
+	}
 	if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->regs) != 0) {
 		/* A rolling tick has no resume_all to come: do not leave the
 		 * thread in its stop. */
@@ -99,7 +105,8 @@ static void interrupt_more(struct ws_target *t, struct wanted *w,
 			   size_t window)
 {
 	while (w->next < w->n &&
-	       (!window || w->next - w->first_pending < window)) {
+	       (!window || w->next - w->first_pending < window) &&
+	       !ws_target_stop_requested()) {
 		struct ws_thread *th = target_thread_find(t, w->tids[w->next++]);
 		if (!th || th->run != WS_THREAD_RUNNING || th->interrupt_sent)
 			continue;
@@ -130,7 +137,9 @@ static void stop_wanted(struct ws_target *t, struct wanted *w, long timeout_ns,
 			n += collect(t, w, visit, arg, &longest);
 			interrupt_more(t, w, window);
 		}
-		if (t->exited)
+		/* wallspy's own SIGINT/SIGTERM ends the tick: what stopped
+		 * is resumed, the rest is answered as it comes. */
+		if (t->exited || ws_target_stop_requested())
 			break;
 		bool waiting = w->next < w->n;
 		for (size_t i = w->first_pending; i < w->next && !waiting; i++) {
