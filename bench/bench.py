@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """wallspy's benchmark harness (run it through bench/run; see bench/README.md).
 
-Six rows, one function each (row1_... to row6_...). Every comparison runs
+Eight rows, one function each (row1_... to row8_...). Every comparison runs
 interleaved within one run (A B, B A, A B, ... for several rounds, after one
 warm-up of each side that is not counted), and is reported as median and
 min-max over the rounds plus the ratio of medians: on a noisy 2-core machine
@@ -70,6 +70,13 @@ MODES = {
         "long_seconds": 3,
         "symbol_pcs": 200,
         "symbol_rounds": 1,
+        "condwait_threads": 64,
+        "scale_threads": [(200, 10)],
+        "scale_seconds": 1.0,
+        "scale_rounds": 1,
+        "floor_rounds": 3,
+        "churn_threads": 500,
+        "churn_rounds": 1,
     },
     "full": {
         "dump_threads": [8, 64, 512],
@@ -93,6 +100,14 @@ MODES = {
         "long_seconds": 60,
         "symbol_pcs": 1000,
         "symbol_rounds": 3,
+        "condwait_threads": 512,
+        # (threads, wake period in ms): the same 100k wakeups a second
+        "scale_threads": [(1000, 10), (4000, 40)],
+        "scale_seconds": 5.0,
+        "scale_rounds": 3,
+        "floor_rounds": 5,
+        "churn_threads": 5000,
+        "churn_rounds": 5,
     },
 }
 
@@ -375,11 +390,21 @@ def build(args):
                               os.path.join(greenrt, "greenrt_sync.c")],
                              greenrt_flags, ["-lpthread"]),
     }
+    c_fixtures.update({
+        "wakers": (["wakers.c"], [], ["-lpthread"]),
+        "ptrace_floor": (["ptrace_floor.c"], [], []),
+    })
     for name, (sources, flags, libs) in c_fixtures.items():
         sources = [os.path.join(fixtures, s) for s in sources]
         deps = sources + [os.path.join(greenrt, "greenrt.h"),
                           os.path.join(greenrt, "greenrt_internal.h")]
         compile_if_stale(name, deps, base + flags + ["-o", bench_bin(name)] + sources + libs)
+    # A thread pool at rest as distributions build it: -O1, no frame
+    # pointers anywhere, so unwinding rests on CFI.
+    source = os.path.join(fixtures, "condwait_threads.c")
+    compile_if_stale("condwait_threads", [source],
+                     ["cc", "-D_GNU_SOURCE", "-O1", "-g", "-fomit-frame-pointer", "-Wall",
+                      "-o", bench_bin("condwait_threads"), source, "-lpthread"])
     # The symbol-lookup probe (row 6) links wallspy's own library, as the
     # tests do, so it measures the code users run.
     library = os.path.join(BUILD, "src", "libwallspy.a")
@@ -489,12 +514,15 @@ def measure_cold_dump(argv, task_pattern, frame_pattern, n, target):
 
 def row1_dump_threads(cfg):
     """One-shot dump of N OS threads: wallspy dump (warm and cold debug cache)
-    vs eu-stack vs gdb."""
+    vs eu-stack vs gdb; parked_threads N, and condwait_threads (a pool at
+    rest in pthread_cond_wait, -O1 without frame pointers)."""
     rows = []
-    for n in cfg["dump_threads"]:
-        row = {"n": n}
+    shapes = [("parked_threads", n) for n in cfg["dump_threads"]]
+    shapes.append(("condwait_threads", cfg["condwait_threads"]))
+    for fixture, n in shapes:
+        row = {"n": n, "fixture": fixture}
         try:
-            with Target([bench_bin("parked_threads"), n]) as t:
+            with Target([bench_bin(fixture), n]) as t:
                 tools = {
                     "wallspy": ([WALLSPY, "dump", t.pid], r"^task "),
                     "wallspy_cold": ([WALLSPY, "dump", t.pid], r"^task "),
@@ -790,6 +818,12 @@ def row5_cost(cfg):
                 row["samples_per_tick"] = summarize([x["samples_per_tick"]
                                                      for x in runs["long"]])
                 row["pause_median_ms"] = summarize([x["pause_median_ms"] for x in runs["long"]])
+                if kind == "threads":
+                    floor = ptrace_floor(t, cfg["floor_rounds"])
+                    row["floor_us"] = floor["cpu_us"]
+                    row["cost_per_floor"] = ratio(row["cpu_us_per_task_sample"]["median"]
+                                                  if row["cpu_us_per_task_sample"] else None,
+                                                  floor["cpu_us"])
                 if kind != "threads":
                     rec = record_attach(t, cfg["long_seconds"], runtime)
                     row["long"] = {"seconds": cfg["long_seconds"],
@@ -844,6 +878,108 @@ def row6_symbols(cfg):
         rows.append(row)
         progress("row 6", row)
     return rows
+
+
+# ---------------------------------------------------------------- row 7
+
+def ptrace_floor(target, rounds):
+    """The kernel's own cost of one interrupt + wait + getregs + 4 KiB
+    readv + resume cycle per thread of target (bench/fixtures/ptrace_floor),
+    measured now, in this run, on this machine."""
+    out = tmp_path("floor.txt")
+    r = run_timed([bench_bin("ptrace_floor"), target.pid, rounds], out, timeout=600)
+    target.check_running("ptrace_floor")
+    with open(out) as f:
+        m = re.search(r"floor threads=(\d+) cycles=(\d+) wall_us=([\d.]+) cpu_us=([\d.]+)",
+                      f.read())
+    if r["status"] != 0 or not m:
+        raise BenchError(f"ptrace_floor: exit {r['status']}: {r['stderr'].strip()[-200:]}")
+    return {"threads": int(m.group(1)), "wall_us": float(m.group(3)),
+            "cpu_us": float(m.group(4))}
+
+
+def wakeups(target):
+    """The wakers fixture's wakeup count so far (SIGUSR1)."""
+    os.kill(target.pid, signal.SIGUSR1)
+    return int(target.wait_line("wakeups", 60).split("total=")[1])
+
+
+def row7_threads_at_scale(cfg):
+    """Thousands of OS threads each waking every few ms (wakers N PERIOD),
+    attached at 100 Hz: the rate kept, the p99 hold, the target's wakeups
+    lost, against the same seconds alone (interleaved); and the kernel's
+    floor per thread-sample measured on the same target."""
+    seconds = cfg["scale_seconds"]
+    rows = []
+    for n, period in cfg["scale_threads"]:
+        row = {"n": n, "period_ms": period, "fixture": f"wakers {n} {period}"}
+        try:
+            with Target([bench_bin("wakers"), n, period], timeout=300) as t:
+                def measure(side):
+                    c0, t0 = wakeups(t), time.monotonic()
+                    if side == "alone":
+                        time.sleep(seconds)
+                        rec = {}
+                    else:
+                        rec = record_attach(t, seconds, "threads")
+                    c1, t1 = wakeups(t), time.monotonic()
+                    rec["wakeups_per_s"] = (c1 - c0) / (t1 - t0)
+                    return rec
+                runs = interleave(["alone", "under"], cfg["scale_rounds"], measure)
+                floor = ptrace_floor(t, cfg["floor_rounds"])
+            under = runs["under"]
+            alone_rate = statistics.median(x["wakeups_per_s"] for x in runs["alone"])
+            under_rate = statistics.median(x["wakeups_per_s"] for x in under)
+            row.update({
+                "rate_kept": summarize([x["ticks"] / (seconds * 100) for x in under]),
+                "pause_p99_ms": summarize([x["pause_p99_ms"] for x in under]),
+                "pause_max_ms": summarize([x["pause_max_ms"] for x in under]),
+                "samples_per_tick": summarize([x["samples_per_tick"] for x in under]),
+                "missed_ticks": summarize([x["missed_ticks"] for x in under]),
+                "attach_overhead_s": summarize([x["wall_s"] - seconds for x in under]),
+                "cpu_us_per_sample": summarize([x["cpu_s"] / x["samples"] * 1e6
+                                                for x in under if x["samples"]]),
+                "wakeups_alone_per_s": alone_rate, "wakeups_under_per_s": under_rate,
+                "wakeups_lost": 1 - under_rate / alone_rate if alone_rate else None,
+                "floor_us": floor["cpu_us"], "floor_wall_us": floor["wall_us"]})
+            row["cost_per_floor"] = ratio(row["cpu_us_per_sample"]["median"], floor["cpu_us"])
+        except BenchError as e:
+            row["error"] = str(e)
+        rows.append(row)
+        progress("row 7", row)
+    return rows
+
+
+# ---------------------------------------------------------------- row 8
+
+def row8_churn(cfg):
+    """A program creating and joining threads quickly (fixtures'
+    thread_churn N: waves of 8), alone vs under record -r 100, and with the
+    clone events wallspy no longer uses (WALLSPY_TRACE_CLONES=1), for the
+    comparison."""
+    n = cfg["churn_threads"]
+    churn = os.path.join(BUILD, "fixtures", "thread_churn")
+    record = [WALLSPY, "record", "-r", "100", "-o", tmp_path("churn.json"), "--", churn, n]
+    sides = {"alone": ([churn, n], None), "under": (record, None),
+             "clone_events": (record, {"WALLSPY_TRACE_CLONES": "1"})}
+    row = {"n": n, "command": f"fixtures/thread_churn {n}"}
+    try:
+        def measure(side):
+            argv, env = sides[side]
+            r = run_timed(argv, timeout=600, env=env)
+            if r["status"] != 0:
+                raise BenchError(f"{side}: exit {r['status']}: {r['stderr'].strip()[-300:]}")
+            return r["wall_s"]
+        runs = interleave(list(sides), cfg["churn_rounds"], measure)
+        for side, values in runs.items():
+            row[side] = summarize(values)
+        row["slowdown"] = ratio(row["under"]["median"], row["alone"]["median"])
+        row["clone_events_slowdown"] = ratio(row["clone_events"]["median"],
+                                             row["alone"]["median"])
+    except BenchError as e:
+        row["error"] = str(e)
+    progress("row 8", row)
+    return [row]
 
 
 # ---------------------------------------------------------------- report
@@ -901,13 +1037,16 @@ def report_markdown(results):
                    "machine.**")
     rows = results["rows"]
     if "1" in rows:
-        out.append("\n**1. One-shot dump of N OS threads** (parked_threads N; wall time of the "
+        out.append("\n**1. One-shot dump of N OS threads** (parked_threads N, and "
+                   "condwait_threads N: a pool at rest in pthread_cond_wait, -O1 without "
+                   "frame pointers; wall time of the "
                    "whole command, median (min–max); wallspy with its decompressed-debuginfo "
                    "cache warm, and cold: an empty cache each run)\n")
         out.append(table(["N", "wallspy dump", "wallspy dump, cold cache", "eu-stack -i -s",
                           "gdb bt", "eu-stack/wallspy", "eu-stack/wallspy cold",
                           "gdb/wallspy"],
-                         [[r["n"], r.get("error", fmt_s(r.get("wallspy"))),
+                         [[f"{r.get('fixture', 'parked_threads')} {r['n']}",
+                           r.get("error", fmt_s(r.get("wallspy"))),
                            fmt_s(r.get("wallspy_cold")),
                            fmt_s(r.get("eu-stack")), fmt_s(r.get("gdb")),
                            fmt_x(r.get("eu-stack_per_wallspy")),
@@ -961,10 +1100,13 @@ def report_markdown(results):
         out.append("\n**5. Profiler cost** (warm CPU per task-sample = extra CPU of a long "
                    "over a short attach ÷ extra samples; long recording at 100 Hz)\n")
         out.append(table(["target", "task-samples per tick", "CPU µs/task-sample warm",
+                          "kernel floor µs (cost/floor)",
                           "cold (whole run)", "long recording", "peak RSS", "output",
                           "samples (missed ticks)"],
                          [[r["fixture"], fmt_ms(r.get("samples_per_tick"), 0),
                            r.get("error", fmt_ms(r.get("cpu_us_per_task_sample"), 1)),
+                           (f"{r['floor_us']:.1f} ({fmt_x(r.get('cost_per_floor'))})"
+                            if r.get("floor_us") else "–"),
                            fmt_ms(r.get("cpu_us_per_task_sample_cold"), 1),
                            f"{r['long']['seconds']} s" if "long" in r else "–",
                            f"{r['long']['peak_rss_mb']:.1f} MB" if "long" in r else "–",
@@ -985,11 +1127,47 @@ def report_markdown(results):
                            fmt_ms(r.get("addrinfo_us"), 1),
                            f"{r['named']} / {r['with_line']} / {r['npcs'] - 1}"
                            if "npcs" in r else "–"] for r in rows["6"]]))
+    if "7" in rows:
+        out.append("\n**7. Thousands of OS threads at 100 Hz** (wakers N PERIOD: N threads "
+                   "each waking every PERIOD ms; `wallspy attach -r 100 -d S --runtime "
+                   "threads`, interleaved with S seconds alone; the kernel floor is one "
+                   "interrupt + wait + getregs + 4 KiB readv + resume per thread, CPU, "
+                   "measured on the same target in the same run)\n")
+        out.append(table(["target", "rate kept", "hold p99 ms", "hold max ms",
+                          "threads sampled per tick", "wakeups lost", "attach + detach + "
+                          "write s", "wallspy CPU µs/sample", "kernel floor µs",
+                          "cost/floor"],
+                         [[r["fixture"], r.get("error", pct_of(r.get("rate_kept"))),
+                           fmt_ms(r.get("pause_p99_ms")), fmt_ms(r.get("pause_max_ms")),
+                           fmt_ms(r.get("samples_per_tick"), 0),
+                           (f"{r['wakeups_lost'] * 100:.1f} %"
+                            if r.get("wakeups_lost") is not None else "–"),
+                           fmt_ms(r.get("attach_overhead_s")),
+                           fmt_ms(r.get("cpu_us_per_sample"), 1),
+                           f"{r['floor_us']:.1f}" if r.get("floor_us") else "–",
+                           fmt_x(r.get("cost_per_floor"))] for r in rows["7"]]))
+    if "8" in rows:
+        out.append("\n**8. Thread churn** (`fixtures/thread_churn N`: N threads created and "
+                   "joined in waves of 8; wall time alone, under `wallspy record -r 100`, and "
+                   "under it with clone events as well, WALLSPY_TRACE_CLONES=1)\n")
+        out.append(table(["command", "alone", "under wallspy", "slowdown",
+                          "with clone events", "slowdown with clone events"],
+                         [[r["command"], r.get("error", fmt_s(r.get("alone"))),
+                           fmt_s(r.get("under")), fmt_x(r.get("slowdown")),
+                           fmt_s(r.get("clone_events")),
+                           fmt_x(r.get("clone_events_slowdown"))] for r in rows["8"]]))
     out.append("\n**Goals**\n")
     out.append(table(["goal", "measured", "status"],
                      [[g["goal"], str(g["measured"])[:100], g["status"]]
                       for g in results["goals"]]))
     return "\n".join(out) + "\n"
+
+
+def pct_of(s):
+    """A summary of fractions as a percentage, median (min-max)."""
+    if not isinstance(s, dict):
+        return s or "–"
+    return f"{s['median'] * 100:.0f} % ({s['min'] * 100:.0f}–{s['max'] * 100:.0f})"
 
 
 def pct(r):
@@ -1054,6 +1232,22 @@ def goals(results):
             goal(f"60 s × 100 Hz × 1k tasks in ≤ 64 MB peak RSS ({r['fixture']}, "
                  f"{lg['seconds'] if lg else '?'} s here)", v, v and v <= 64,
                  f"{v:.1f} MB" if v else (s if isinstance(s, str) else r.get("error")))
+    for r in rows.get("7") or []:
+        kept = r.get("rate_kept")
+        v = kept and kept["median"]
+        goal(f"{r['fixture']}: rate kept within 10 %", v, v and v >= 0.9,
+             pct_of(kept) if kept else r.get("error"))
+        hold = r.get("pause_p99_ms")
+        v = hold and hold["median"]
+        goal(f"{r['fixture']}: p99 hold ≤ the 1 ms budget", v, v is not None and v <= 1.0,
+             f"{v:.2f} ms" if v is not None else r.get("error"))
+        v = r.get("wakeups_lost")
+        goal(f"{r['fixture']}: target slowdown ≤ 2 %", v, v is not None and v <= 0.02,
+             f"{v * 100:.1f} % of wakeups lost" if v is not None else r.get("error"))
+    for r in rows.get("8") or []:
+        v = r.get("slowdown")
+        goal(f"thread churn ({r['command']}) ≤ 1.5× under record -r 100", v, v and v <= 1.5,
+             fmt_x(v) if v else r.get("error"))
     return out
 
 
@@ -1100,7 +1294,8 @@ def machine_meta(mode):
 
 
 ROWS = {"1": row1_dump_threads, "2": row2_dump_goroutines, "3": row3_pause,
-        "4": row4_slowdown, "5": row5_cost, "6": row6_symbols}
+        "4": row4_slowdown, "5": row5_cost, "6": row6_symbols,
+        "7": row7_threads_at_scale, "8": row8_churn}
 
 
 def main():
@@ -1114,7 +1309,8 @@ def main():
     mode.add_argument("--smoke", action="store_true",
                       help="smallest size of every row, quickly (CI)")
     mode.add_argument("--full", action="store_true", help="every size (default)")
-    p.add_argument("--rows", default="1,2,3,4,5,6", help="rows to run, e.g. 1,3 (default all)")
+    p.add_argument("--rows", default="1,2,3,4,5,6,7,8",
+                   help="rows to run, e.g. 1,3 (default all)")
     p.add_argument("--rounds", type=int,
                    help="rounds of every comparison (default: per row, see MODES)")
     p.add_argument("--no-build", action="store_true",
@@ -1143,7 +1339,7 @@ def main():
                             else args.rounds)
     wanted = [r.strip() for r in args.rows.split(",") if r.strip()]
     if any(r not in ROWS for r in wanted):
-        p.error("--rows: choose from 1,2,3,4,5,6")
+        p.error("--rows: choose from 1,2,3,4,5,6,7,8")
     output = os.path.abspath(args.output) if args.output else (
         os.path.join(BENCH_BUILD, "results-smoke.json") if args.smoke
         else os.path.join(ROOT, "bench", "results.json"))

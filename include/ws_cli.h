@@ -56,6 +56,7 @@ struct ws_options {
 	bool lines;                /* --lines: a frame per line, not function */
 	bool started_only;         /* --started-only: leave out tasks that
 				    * have not started ([not started]) */
+	bool subprocesses;         /* --subprocesses: follow children */
 	pid_t pid;                 /* attach, dump (also record -p: attach) */
 	char **argv;               /* record: the command, NULL-terminated */
 	/* From the environment (ws_cli_read_environment), not argv. */
@@ -75,6 +76,30 @@ struct ws_error *ws_cli_parse(int argc, char **argv, struct ws_options *ret);
  * WALLSPY_DEBUG_PAUSE) into options->switches. The only place wallspy
  * reads them. */
 void ws_cli_read_environment(struct ws_options *options);
+
+/* The ws_target_flags the options ask for (--subprocesses,
+ * WALLSPY_TRACE_CLONES). */
+unsigned ws_cli_target_flags(const struct ws_options *options);
+
+/* What decides whether wallspy may trace another process, as
+ * ws_cli_permission_advice needs it. */
+struct ws_permission_facts {
+	bool root;                 /* effective uid 0 */
+	bool cap_sys_ptrace;       /* CAP_SYS_PTRACE in the effective set */
+	int yama_scope;            /* kernel.yama.ptrace_scope; -1: no Yama */
+};
+
+/* The facts of this process and kernel (/proc/self/status CapEff,
+ * /proc/sys/kernel/yama/ptrace_scope). */
+struct ws_permission_facts ws_cli_permission_facts(void);
+
+/* The advice after a permission error, only the parts that apply: what
+ * is missing (root or CAP_SYS_PTRACE, a container's --cap-add), what Yama's
+ * scope allows (only where the kernel has Yama), or, when wallspy has the
+ * capability already, that a security module or a user namespace forbids
+ * it. Writes a NUL-terminated line into buf. */
+void ws_cli_permission_advice(const struct ws_permission_facts *facts,
+			      char *buf, size_t size);
 
 /* The --help text. */
 const char *ws_cli_help(void);
@@ -106,5 +131,10 @@ struct ws_debuginfod *ws_cli_debuginfod(const struct ws_options *options,
 /* Prints "wallspy: MESSAGE" (plus the permission hint when relevant) and
  * returns the error's exit code; destroys err. */
 int ws_cli_report(struct ws_error *err);
+
+/* Ends wallspy of signal `sig` (its default action: the shell sees an
+ * interrupted command); does not return. For a one-shot command cut short
+ * by SIGINT or SIGTERM, after the target is let go. */
+_Noreturn void ws_cli_die_of(int sig);
 
 #endif

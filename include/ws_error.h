@@ -23,6 +23,8 @@ enum ws_error_kind {
 	WS_ERR_TARGET_EXITED = 5,  /* target exited before anything was sampled */
 	WS_ERR_OUTPUT = 6,         /* cannot write the output file */
 	WS_ERR_NO_DEBUGINFO = 7,   /* target lacks the debug info a runtime needs */
+	WS_ERR_UNTRACEABLE = 8,    /* a kernel thread, already traced, or its
+				    * main thread has exited */
 };
 
 struct ws_error {
@@ -54,9 +56,5 @@ void ws_error_destroy(struct ws_error *err);
 
 /* The static out-of-memory error. */
 extern struct ws_error ws_error_nomem;
-
-/* The advice printed after a permission error (ptrace_scope, CAP_SYS_PTRACE,
- * containers). One place, used by the top level. */
-const char *ws_error_permission_hint(void);
 
 #endif

@@ -28,10 +28,13 @@ enum ws_group_by {
 			   * NAME = first task name seen on it), and
 			   * "no thread" for tasks not on one */
 	WS_GROUP_STATE,   /* one per state ("running", "waiting", ...) */
-	WS_GROUP_TASK,    /* one per task ("task ID \"NAME\"") */
+	WS_GROUP_TASK,    /* one per task ("task ID \"NAME\""; with processes,
+			   * per process: ids repeat across them) */
 	WS_GROUP_LABEL,   /* one per value of a task label: the sample's
 			   * group_label ("handler=/api", "no handler
 			   * label"), aggregated by stack */
+	WS_GROUP_PROCESS, /* one per process ("process PID \"COMMAND\""),
+			   * samples summed by stack */
 };
 
 /* One sample as the sampler hands it over. Nothing is retained by pointer:
@@ -40,6 +43,9 @@ struct ws_sample {
 	uint64_t task_id;
 	const char *task_name;          /* NULL if the task has none */
 	int thread;                     /* OS tid running the task, 0 if none */
+	int process;                    /* its process (--subprocesses), 0 if
+					 * only one is followed */
+	const char *process_name;       /* that process's command, or NULL */
 	enum ws_state state;
 	const char *wait_reason;        /* NULL if none */
 	/* Non-NULL when the task is listed but could not be sampled: the leaf

@@ -34,6 +34,9 @@ struct ws_sampler_switches {
 	bool no_step_cache;      /* WALLSPY_NO_STEP_CACHE */
 	bool no_stack_cache;     /* WALLSPY_NO_STACK_CACHE */
 	bool report_pause;       /* WALLSPY_DEBUG_PAUSE: phase times at the end */
+	/* WALLSPY_TRACE_CLONES: new threads adopted through clone events as
+	 * well (WS_TARGET_TRACE_CLONES), for comparing with per-tick scans. */
+	bool trace_clones;
 };
 
 struct ws_sampler_options {

@@ -39,11 +39,24 @@ struct ws_snapshot_set {
 	size_t n, capacity;
 	uint8_t *arena;
 	size_t arena_size;
+	/* ws_snapshot_take_thread's copies: chunks kept from tick to tick
+	 * (their pages stay mapped) and filled in order, so a copy never
+	 * moves while later ones are taken. */
+	struct ws_snapshot_chunk *chunks;
+	size_t nchunks, chunks_cap, chunk;
 	struct ws_maps maps;      /* the target's map, reloaded when a stack
 				   * pointer falls outside every mapping */
 };
 
+struct ws_snapshot_chunk {
+	uint8_t *bytes;
+	size_t size, used;
+};
+
 void ws_snapshot_set_init(struct ws_snapshot_set *set, pid_t pid);
+
+/* Empties the set for a new tick (keeps its memory). */
+void ws_snapshot_set_clear(struct ws_snapshot_set *set);
 void ws_snapshot_set_deinit(struct ws_snapshot_set *set);
 
 /* Takes a snapshot of every task (call while the target is stopped, or,
@@ -59,9 +72,9 @@ struct ws_error *ws_snapshot_take(struct ws_snapshot_set *set,
 
 /* Snapshot of the task at index `index` of the set (growing it) while
  * `thread` is stopped: the task runs on it (live registers) or was saved
- * and is held by it (a saved context). Copied at once into the thread's
- * own buffer: for rolling ticks, where each thread is resumed right after
- * its copy. Failures land in the snapshot's error; only out of memory
+ * and is held by it (a saved context). Copied at once into the set's
+ * chunks (valid until ws_snapshot_set_clear): for rolling ticks, where
+ * each thread is resumed right after its copy. Failures land in the snapshot's error; only out of memory
  * fails. */
 struct ws_error *ws_snapshot_take_thread(struct ws_snapshot_set *set,
 					 size_t index, struct ws_thread *thread,

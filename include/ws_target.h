@@ -1,9 +1,16 @@
 /*
- * ws_target: a traced process and its set of threads, through ptrace.
- * Seizes every thread (PTRACE_SEIZE, following clones), stops them all for a
- * tick (PTRACE_INTERRUPT), reads their registers, resumes them, passes every
- * signal through at once, and detaches leaving the process as it was. Every
- * path that stops a thread resumes or detaches it; a group-stopped process
+ * ws_target: traced processes and their threads, through ptrace.
+ * Seizes every thread of a process (PTRACE_SEIZE), stops them for a tick
+ * (PTRACE_INTERRUPT), reads their registers, resumes them, passes every
+ * signal through at once, and detaches leaving each process as it was.
+ * Threads created later are not followed through clone events (each would
+ * stop its creator twice): ws_target_untraced counts them from the
+ * process's thread count and ws_target_scan finds them, per tick. Only the
+ * leader stays traced; other threads are seized when a tick samples them
+ * and detached when it resumes them (ws_thread.traced). With
+ * WS_TARGET_CHILDREN, fork, vfork and exec are followed in every
+ * descendant: each process is a ws_target of the root's tree. Every path
+ * that stops a thread resumes or detaches it; a group-stopped process
  * (SIGSTOP) is put back into its group stop, never resumed by mistake.
  *
  * Signal-safety: nothing here is async-signal-safe; wallspy blocks SIGCHLD
@@ -32,6 +39,15 @@ enum ws_thread_run {
 struct ws_thread {
 	pid_t tid;
 	enum ws_thread_run run;
+	/* Seized now. Without WS_TARGET_CHILDREN, a thread other than the
+	 * leader is traced only while a tick samples it (seized, stopped,
+	 * detached): waitpid(-1) costs the kernel a pass over every tracee
+	 * (540 us at 4,000, 1.8 us for one tid), and a thread not traced
+	 * gets its signals and exits without wallspy in the way. */
+	bool traced;
+	bool refused;            /* a tick could not seize it (another
+				  * tracer took it, a security policy) */
+	bool listed;             /* seen by the running scan */
 	bool interrupt_sent;     /* PTRACE_INTERRUPT pending a stop report */
 	bool group_stop;         /* last stop was a group stop: resume with LISTEN */
 	int pending_signal;      /* signal-delivery stop to re-inject on resume */
@@ -43,15 +59,36 @@ struct ws_thread {
 	long syscall;
 	struct ws_syscall_memory syscall_memory;
 	char comm[16];           /* /proc/PID/task/TID/comm, "" until read */
+	uint64_t comm_read_ns;   /* when comm was read (the sampler's) */
 	uint64_t stack_lo, stack_hi; /* cached stack mapping, 0 if unknown */
 	bool visited;            /* handed to the per-thread callback this tick */
 	bool wanted;             /* to be stopped this tick */
-	uint8_t *stack_copy;     /* per-thread copy buffer (rolling ticks) */
-	size_t stack_copy_size;
+	uint64_t stop_seen_ns;   /* when its stop was collected (rolling) */
 };
 
+struct ws_tracer;
+
+/* How processes are traced (ws_target_launch, ws_target_attach). */
+enum ws_target_flags {
+	/* Follow fork, vfork, clone without CLONE_THREAD and exec in every
+	 * descendant (clone events included, so new threads are adopted
+	 * through them too): each new process joins the root's tree
+	 * (ws_target_tree_at). Attaching, the descendants living then are
+	 * seized as well (/proc/PID/task/TID/children). */
+	WS_TARGET_CHILDREN = 1 << 0,
+	/* Adopt new threads through their clone events
+	 * (PTRACE_O_TRACECLONE) as well as per tick: for comparing the two
+	 * (WALLSPY_TRACE_CLONES). */
+	WS_TARGET_TRACE_CLONES = 1 << 1,
+};
+
+/* One traced process. */
 struct ws_target {
 	pid_t pid;
+	struct ws_tracer *tracer;  /* of the whole tree */
+	pid_t parent;            /* the traced process it came from; 0: root */
+	char comm[16];           /* the process's name (/proc/PID/comm),
+				  * read again after exec */
 	bool launched;           /* we forked it (record) */
 	bool exited;             /* the whole process is gone */
 	int exit_status;         /* wait status of the leader, when exited */
@@ -59,28 +96,69 @@ struct ws_target {
 	/* The next tick is the last (dump): each thread is detached where it
 	 * would be resumed, instead of being stopped again to detach. */
 	bool detach_on_resume;
+	/* Threads other than the leader are traced only while sampled
+	 * (ws_thread.traced); false with WS_TARGET_CHILDREN or
+	 * WS_TARGET_TRACE_CLONES, which need every thread's events. */
+	bool transient;
+	/* Rolling ticks: at most this many threads interrupted and not yet
+	 * visited, so no stopped thread waits long for its turn (0: all at
+	 * once). Set by the sampler from its pause budget. */
+	size_t interrupt_window;
 	struct ws_thread *threads;
 	size_t nthreads, capacity;
 	/* tid -> index+1 in threads (open addressing; 0 = empty). */
 	uint32_t *tid_index;
 	size_t tid_index_size;
+	int count_fd;            /* /proc/PID/task/PID/stat, or -1 */
 };
 
 /* Launches argv[0] (PATH searched) already seized, and leaves it stopped
  * at its exec, before the new program's first instruction: the caller
  * prepares sampling, then starts it with ws_target_resume_all. Its stdio is
- * wallspy's. Errors: WS_ERR_NO_PROCESS when the command cannot be executed
- * ("record: cannot execute 'x': No such file or directory"). */
-struct ws_error *ws_target_launch(char *const argv[], struct ws_target **ret);
+ * wallspy's. `flags`: ws_target_flags. Errors: WS_ERR_NO_PROCESS when the
+ * command cannot be executed ("record: cannot execute 'x': No such file or
+ * directory"). */
+struct ws_error *ws_target_launch(char *const argv[], unsigned flags,
+				  struct ws_target **ret);
 
-/* Seizes every thread of a running process (re-scanning /proc/PID/task
- * until no new thread appears). Errors: WS_ERR_NO_PROCESS, WS_ERR_PERMISSION. */
-struct ws_error *ws_target_attach(pid_t pid, struct ws_target **ret);
+/* Seizes every thread of a running process, in one pass over
+ * /proc/PID/task (threads born meanwhile are found by ws_target_scan), so
+ * attaching takes a bounded time however fast threads come. A thread that
+ * exits while it is seized is skipped. `flags`: ws_target_flags. Errors,
+ * each with its cause: WS_ERR_NO_PROCESS (none, or a zombie),
+ * WS_ERR_UNTRACEABLE (a kernel thread, its main thread exited, already
+ * traced: the tracer is named), WS_ERR_PERMISSION (only when permission is
+ * the cause). */
+struct ws_error *ws_target_attach(pid_t pid, unsigned flags,
+				  struct ws_target **ret);
+
+/* How many live threads of the process the table does not know (created
+ * since the last scan): its thread count (one read of the leader's /proc
+ * stat, about 3 us) less the known ones, after handling pending events;
+ * *stale (may be NULL): true when the table knows more threads than the
+ * process has (some exited untraced), so a scan would prune it. */
+size_t ws_target_untraced(struct ws_target *target, bool *stale);
+
+/* Brings the table up to /proc/PID/task: threads not known yet are added
+ * (seized, when every thread stays traced), known ones gone from it are
+ * dropped. Costs about 1.2 us per thread of the process (the kernel builds
+ * a dentry per entry): 5 ms at 4,000 threads, so callers scan only when
+ * ws_target_untraced says so, within their CPU budget. */
+struct ws_error *ws_target_scan(struct ws_target *target);
+
+/* The processes of root's tree (WS_TARGET_CHILDREN): index 0 is the root,
+ * then every process born since, in order, exited ones included until
+ * released. Without WS_TARGET_CHILDREN the root is the only one. */
+size_t ws_target_tree_size(const struct ws_target *root);
+struct ws_target *ws_target_tree_at(const struct ws_target *root, size_t i);
+
+/* Drops an exited process (not the root) from its tree and frees it. */
+void ws_target_release(struct ws_target *proc);
 
 /* ws_target_attach for the command `verb` ("dump"), whose name begins its
  * error messages ("dump 42: no such process"). */
 struct ws_error *ws_target_attach_as(const char *verb, pid_t pid,
-				     struct ws_target **ret);
+				     unsigned flags, struct ws_target **ret);
 
 /* Called for each thread as soon as its stop is collected and its
  * registers are read; the thread is resumed right after it returns. */
@@ -136,9 +214,12 @@ int ws_target_wait_events(struct ws_target *target, uint64_t deadline_ns);
  * group got it), not from kill(2). */
 bool ws_target_signal_from_kernel(void);
 
-/* Whether one of wallspy's terminating signals has come and waits for
- * ws_target_wait_events (without taking it): for long waits outside the
- * loop (a download) that should end early. */
+/* True once one of wallspy's terminating signals has arrived (kept for
+ * ws_target_wait_events, which hands it out, without taking it). Work
+ * that can last (seizing thousands of threads, a tick, naming stacks, a
+ * download) checks it and cuts itself short, so a signal is honoured
+ * within 100 ms in every phase. Costs a system call at most once a
+ * millisecond. */
 bool ws_target_stop_requested(void);
 
 /* ws_target_poll_events(target), then ws_target_stop_requested(): what
@@ -152,7 +233,8 @@ bool ws_target_serve(void *target);
 void ws_target_block_signals(void);
 
 /* Detaches from every thread: each is stopped, detached with any pending
- * signal, and left running (or in its group stop). Safe after exit. */
+ * signal, and left running (or in its group stop). Safe after exit. For
+ * the root, every process of its tree, also those born while detaching. */
 void ws_target_detach(struct ws_target *target);
 
 /* Kills a launched target (SIGKILL) and reaps it, so nothing of it
@@ -176,7 +258,8 @@ struct ws_target_end {
 void ws_target_end(struct ws_target *target, int signal, uint64_t grace_ns,
 		   struct ws_target_end *ret);
 
-/* Detaches from a target still alive and frees it. */
+/* Detaches from a target still alive and frees it; for the root, its
+ * whole tree. */
 void ws_target_destroy(struct ws_target *target);
 
 /* The live thread `tid`, or NULL (a hash lookup). */
@@ -186,8 +269,15 @@ struct ws_thread *ws_target_find_thread(struct ws_target *target, pid_t tid);
  * writes it); false when unreadable. Truncated to size - 1 bytes. */
 bool ws_target_executable(pid_t pid, char *buf, size_t size);
 
-/* Re-reads /proc/PID/task/TID/comm for every live thread (not during a
- * pause: it costs three system calls per thread). */
+/* The thread `tid` in any state: exited or detached ones stay in the table
+ * until the next tick begins. NULL if unknown. */
+struct ws_thread *ws_target_thread(struct ws_target *target, pid_t tid);
+
+/* Re-reads /proc/PID/task/TID/comm of one thread (not during a pause:
+ * three system calls). */
+void ws_target_read_name(struct ws_target *target, struct ws_thread *thread);
+
+/* ws_target_read_name of every live thread. */
 void ws_target_read_names(struct ws_target *target);
 
 #endif

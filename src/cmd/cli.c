@@ -10,13 +10,16 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ws_debugcache.h"
 #include "ws_debuginfod.h"
 #include "ws_runtime.h"
+#include "ws_target.h"
 
 /* The help, around the --runtime lines, which come from the table of
  * runtimes (ws_runtime_choices). */
@@ -51,10 +54,13 @@ static const char help_head[] =
 "  -r, --rate HZ           samples per second (default 100, at most 10000)\n"
 "  -d, --duration SECONDS  stop after this long (default: until exit/Ctrl-C)\n"
 "      --group-by KEY      all (default: one merged profile of task-seconds),\n"
-"                          thread, state, task, or label:NAME (Go: the value\n"
-"                          of each goroutine's runtime/pprof label NAME): one\n"
-"                          speedscope profile per group (a thread's or\n"
-"                          task's shows when it was observed)\n"
+"                          thread, state, task, process, or label:NAME (Go:\n"
+"                          the value of each goroutine's runtime/pprof label\n"
+"                          NAME): one speedscope profile per group (a\n"
+"                          thread's or task's shows when it was observed)\n"
+"      --subprocesses      follow fork, vfork and exec into every descendant:\n"
+"                          each process's tasks are sampled, their stacks\n"
+"                          under a \"process PID \\\"COMMAND\\\"\" root frame\n"
 "      --lines             one frame per source line (default: one frame per\n"
 "                          function)\n"
 "      --started-only      leave out tasks that have not started yet (shown\n"
@@ -100,10 +106,18 @@ static const char help_tail[] =
 "  1  internal error\n"
 "  2  usage error\n"
 "  3  no such process (or the command cannot be executed)\n"
-"  4  permission denied (needs root or CAP_SYS_PTRACE; see wallspy(1))\n"
+"  4  permission denied (the message says what is missing)\n"
 "  5  the target exited before anything was sampled\n"
 "  6  cannot write the output file\n"
-"  7  the target lacks debug info the runtime needs\n";
+"  7  the target lacks debug info the runtime needs\n"
+"  8  the process cannot be traced: a kernel thread, already traced (the\n"
+"     tracer is named), or its main thread has exited\n";
+
+unsigned ws_cli_target_flags(const struct ws_options *o)
+{
+	return (o->subprocesses ? WS_TARGET_CHILDREN : 0) |
+	       (o->switches.trace_clones ? WS_TARGET_TRACE_CLONES : 0);
+}
 
 /* Appends `words` to buf at column 26, wrapped before column 78. */
 static size_t append_wrapped(char *buf, size_t size, size_t len,
@@ -219,6 +233,7 @@ enum {
 	OPT_SYSTEM_TASKS,
 	OPT_LINES,
 	OPT_STARTED_ONLY,
+	OPT_SUBPROCESSES,
 };
 
 static const struct option long_options[] = {
@@ -242,6 +257,7 @@ static const struct option long_options[] = {
 	{"system-tasks", no_argument, NULL, OPT_SYSTEM_TASKS},
 	{"lines", no_argument, NULL, OPT_LINES},
 	{"started-only", no_argument, NULL, OPT_STARTED_ONLY},
+	{"subprocesses", no_argument, NULL, OPT_SUBPROCESSES},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -285,11 +301,13 @@ static struct ws_error *parse_option(int c, const char *arg,
 			o->group_by = WS_GROUP_STATE;
 		else if (strcmp(arg, "task") == 0)
 			o->group_by = WS_GROUP_TASK;
+		else if (strcmp(arg, "process") == 0)
+			o->group_by = WS_GROUP_PROCESS;
 		else if (strncmp(arg, "label:", 6) == 0 && arg[6]) {
 			o->group_by = WS_GROUP_LABEL;
 			o->group_label = arg + 6;
 		} else
-			return usage("--group-by: unknown key '%s' (expected all, thread, state, task or label:NAME)", arg);
+			return usage("--group-by: unknown key '%s' (expected all, thread, state, task, process or label:NAME)", arg);
 		return NULL;
 	case OPT_RUNTIME:
 		o->runtime = arg;
@@ -338,6 +356,9 @@ static struct ws_error *parse_option(int c, const char *arg,
 	case OPT_STARTED_ONLY:
 		o->started_only = true;
 		return NULL;
+	case OPT_SUBPROCESSES:
+		o->subprocesses = true;
+		return NULL;
 	case 'h':
 		o->command = WS_CMD_HELP;
 		return NULL;
@@ -361,6 +382,7 @@ void ws_cli_read_environment(struct ws_options *o)
 	sw->no_step_cache = getenv("WALLSPY_NO_STEP_CACHE") != NULL;
 	sw->no_stack_cache = getenv("WALLSPY_NO_STACK_CACHE") != NULL;
 	sw->report_pause = getenv("WALLSPY_DEBUG_PAUSE") != NULL;
+	sw->trace_clones = getenv("WALLSPY_TRACE_CLONES") != NULL;
 }
 
 struct ws_error *ws_cli_parse(int argc, char **argv, struct ws_options *ret)
@@ -520,15 +542,75 @@ struct ws_debuginfod *ws_cli_debuginfod(const struct ws_options *o,
 	return client;
 }
 
+struct ws_permission_facts ws_cli_permission_facts(void)
+{
+	struct ws_permission_facts f = {.root = geteuid() == 0,
+					 .yama_scope = -1};
+	char buf[4096];
+	FILE *file = fopen("/proc/self/status", "re");
+	if (file) {
+		while (fgets(buf, sizeof(buf), file)) {
+			unsigned long long caps;
+			if (sscanf(buf, "CapEff: %llx", &caps) == 1)
+				f.cap_sys_ptrace = caps & (1ull << 19);
+		}
+		fclose(file);
+	}
+	file = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	if (file) {
+		if (fscanf(file, "%d", &f.yama_scope) != 1)
+			f.yama_scope = -1;
+		fclose(file);
+	}
+	return f;
+}
+
+void ws_cli_permission_advice(const struct ws_permission_facts *f, char *buf,
+			      size_t size)
+{
+	if (f->yama_scope >= 3) {
+		snprintf(buf, size, "kernel.yama.ptrace_scope is 3: tracing is disabled until the next boot");
+		return;
+	}
+	if (f->cap_sys_ptrace) {
+		snprintf(buf, size, "wallspy has CAP_SYS_PTRACE, so a security module (SELinux, AppArmor) or the target's user namespace forbids it");
+		return;
+	}
+	const char *who = f->root
+		? "wallspy runs as root without CAP_SYS_PTRACE (in a container: --cap-add SYS_PTRACE)"
+		: "tracing a process of another user, or a setuid one, needs root or CAP_SYS_PTRACE";
+	const char *yama = "";
+	if (f->yama_scope == 1)
+		yama = "; kernel.yama.ptrace_scope is 1: without it only a parent may trace ('wallspy record' works, or sysctl kernel.yama.ptrace_scope=0)";
+	else if (f->yama_scope == 2)
+		yama = "; kernel.yama.ptrace_scope is 2: only CAP_SYS_PTRACE may trace";
+	snprintf(buf, size, "%s%s", who, yama);
+}
+
+_Noreturn void ws_cli_die_of(int sig)
+{
+	fflush(stdout);
+	signal(sig, SIG_DFL);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	raise(sig); /* pending while blocked, */
+	sigprocmask(SIG_UNBLOCK, &set, NULL); /* delivered here */
+	_exit(128 + sig);
+}
+
 int ws_cli_report(struct ws_error *err)
 {
 	int code = err->kind;
 	/* One line, with the way out when it is a permission problem. */
-	if (err->kind == WS_ERR_PERMISSION)
-		fprintf(stderr, "wallspy: %s (%s)\n", err->message,
-			ws_error_permission_hint());
-	else
+	if (err->kind == WS_ERR_PERMISSION) {
+		char advice[512];
+		struct ws_permission_facts facts = ws_cli_permission_facts();
+		ws_cli_permission_advice(&facts, advice, sizeof(advice));
+		fprintf(stderr, "wallspy: %s (%s)\n", err->message, advice);
+	} else {
 		fprintf(stderr, "wallspy: %s\n", err->message);
+	}
 	ws_error_destroy(err);
 	return code;
 }

@@ -54,7 +54,8 @@ int ws_cmd_dump(const struct ws_options *o)
 {
 	uint64_t start_ns = ws_now_ns();
 	struct ws_target *target;
-	struct ws_error *err = ws_target_attach_as("dump", o->pid, &target);
+	struct ws_error *err = ws_target_attach_as("dump", o->pid,
+						   ws_cli_target_flags(o), &target);
 	if (err)
 		return ws_cli_report(err);
 	char *executable = read_executable(o->pid);
@@ -80,6 +81,16 @@ int ws_cmd_dump(const struct ws_options *o)
 	if (!err)
 		err = ws_sampler_tick(sampler, &tick);
 	ws_target_detach(target);
+	/* A SIGINT or SIGTERM meanwhile (the work was cut short): the target
+	 * is let go, nothing is printed, and wallspy ends of that signal, as
+	 * any interrupted command does. */
+	if (ws_target_stop_requested()) {
+		int sig = ws_target_wait_events(target, 0);
+		ws_sampler_destroy(sampler);
+		ws_debugcache_close(debug_cache);
+		ws_target_destroy(target);
+		ws_cli_die_of(sig);
+	}
 	if (!err && tick && tick->ntasks == 0 && target->exited)
 		err = ws_error_create(WS_ERR_TARGET_EXITED,
 				      "dump %d: the process exited", o->pid);

@@ -22,6 +22,7 @@
 #include "ws_debugcache.h"
 #include "ws_debuginfod.h"
 #include "ws_folded.h"
+#include "ws_grow.h"
 #include "ws_output_file.h"
 #include "ws_pprof.h"
 #include "ws_speedscope.h"
@@ -32,10 +33,21 @@
 #include "ws_target.h"
 #include "ws_timer.h"
 
-struct recording {
-	const struct ws_options *options;
+/* A process of the tree other than the root (--subprocesses) and its
+ * sampler (NULL when it could not be created: said once, then skipped). */
+struct child {
 	struct ws_target *target;
 	struct ws_sampler *sampler;
+	uint64_t failed_ticks;
+};
+
+struct recording {
+	const struct ws_options *options;
+	struct ws_sampler_options sampler_options;
+	struct ws_target *target;
+	struct ws_sampler *sampler;
+	struct child *children;
+	size_t nchildren, children_cap;
 	struct ws_profile *profile;
 	struct ws_status status;
 	char *output_path;
@@ -49,6 +61,9 @@ struct recording {
 	/* The last tick's cost, from its firing to its samples added, and
 	 * the part of it spent naming addresses for the first time. */
 	uint64_t last_work_ns, last_cold_ns;
+	/* A sample's frames with its process's root frame (--subprocesses). */
+	struct ws_frame *frames;
+	size_t frames_cap;
 };
 
 /* --group-by label:KEY: "KEY=VALUE", or "no KEY label", into buf. */
@@ -64,11 +79,20 @@ static const char *label_group(const char *key, const struct ws_task *task,
 	return buf;
 }
 
-static struct ws_error *add_tick(struct recording *r,
+/* Adds a tick of process `proc`. Following subprocesses, every stack gets
+ * its process as the outermost frame, "process PID \"COMMAND\"", so the
+ * merged profile splits by process first (as py-spy's does); not with
+ * --group-by process, whose groups are named so already. */
+static struct ws_error *add_tick(struct recording *r, struct ws_target *proc,
 				 const struct ws_tick *tick,
 				 const struct ws_timer_tick *due)
 {
 	double t = due->covers_from, weight = due->weight;
+	bool tree = r->options->subprocesses;
+	bool root_frame = tree && r->options->group_by != WS_GROUP_PROCESS;
+	char root_name[64];
+	snprintf(root_name, sizeof(root_name), "process %d \"%s\"", (int)proc->pid,
+		 proc->comm);
 	const char *label_key = r->options->group_by == WS_GROUP_LABEL
 		? r->options->group_label : NULL;
 	char label[512];
@@ -80,6 +104,8 @@ static struct ws_error *add_tick(struct recording *r,
 			.task_id = tt->task->id,
 			.task_name = tt->task->name,
 			.thread = tt->task->thread,
+			.process = tree ? (int)proc->pid : 0,
+			.process_name = tree ? proc->comm : NULL,
 			.state = tt->task->state,
 			.wait_reason = tt->task->wait_reason,
 			.error = tt->error,
@@ -93,6 +119,17 @@ static struct ws_error *add_tick(struct recording *r,
 				? label_group(label_key, tt->task, label, sizeof(label))
 				: NULL,
 		};
+		if (root_frame) {
+			if (!ws_grow((void **)&r->frames, &r->frames_cap,
+				     tt->nframes + 1, sizeof(*r->frames)))
+				return &ws_error_nomem;
+			memcpy(r->frames, sample.frames,
+			       tt->nframes * sizeof(*r->frames));
+			r->frames[tt->nframes] = (struct ws_frame){
+				.function = root_name};
+			sample.frames = r->frames;
+			sample.nframes = tt->nframes + 1;
+		}
 		struct ws_error *err = ws_profile_add(r->profile, &sample);
 		if (err)
 			return err;
@@ -106,6 +143,89 @@ static void note_group(struct recording *r)
 	pid_t pgid = getpgid(r->target->pid);
 	if (pgid >= 0)
 		r->same_group = pgid == getpgrp();
+}
+
+/* Brings the children up to the tree: a process born since the last tick
+ * gets a sampler, one that exited is finished (its samples stay in the
+ * profile) and released. */
+static struct ws_error *sync_children(struct recording *r)
+{
+	for (size_t i = 0; i < r->nchildren;) {
+		struct child *c = &r->children[i];
+		if (!c->target->exited) {
+			i++;
+			continue;
+		}
+		ws_sampler_destroy(c->sampler);
+		ws_target_release(c->target);
+		r->children[i] = r->children[--r->nchildren];
+	}
+	for (size_t p = 1; p < ws_target_tree_size(r->target); p++) {
+		struct ws_target *proc = ws_target_tree_at(r->target, p);
+		bool known = false;
+		for (size_t i = 0; i < r->nchildren && !known; i++)
+			known = r->children[i].target == proc;
+		if (known || proc->exited)
+			continue;
+		if (!ws_grow((void **)&r->children, &r->children_cap,
+			     r->nchildren + 1, sizeof(*r->children)))
+			return &ws_error_nomem;
+		struct child *c = &r->children[r->nchildren++];
+		*c = (struct child){.target = proc};
+		struct ws_error *err = ws_sampler_create(proc, &r->sampler_options,
+							 &c->sampler);
+		if (err) {
+			ws_status_clear(&r->status);
+			fprintf(stderr, "wallspy: process %d (%s) is not sampled: %s\n",
+				(int)proc->pid, proc->comm, err->message);
+			ws_error_destroy(err);
+			c->sampler = NULL;
+		}
+	}
+	return NULL;
+}
+
+/* One tick of every child process. A child that exits during its tick is
+ * finished at the next; any other failure of one tick is skipped, the
+ * first of each child said. */
+static struct ws_error *tick_children(struct recording *r,
+				      const struct ws_timer_tick *due)
+{
+	struct ws_error *err = sync_children(r);
+	for (size_t i = 0; !err && i < r->nchildren && !ws_target_stop_requested();
+	     i++) {
+		struct child *c = &r->children[i];
+		if (!c->sampler || c->target->exited)
+			continue;
+		const struct ws_tick *tick;
+		struct ws_error *tick_err = ws_sampler_tick(c->sampler, &tick);
+		if (tick_err) {
+			ws_target_poll_events(c->target);
+			if (!c->target->exited && tick_err->kind != WS_ERR_NO_PROCESS &&
+			    c->failed_ticks++ == 0) {
+				ws_status_clear(&r->status);
+				fprintf(stderr,
+					"wallspy: process %d (%s): a tick failed (%s); going on\n",
+					(int)c->target->pid, c->target->comm,
+					tick_err->message);
+			}
+			ws_error_destroy(tick_err);
+			continue;
+		}
+		/* Counted as samples, not as ticks of the root. */
+		r->status.samples += tick->ntasks;
+		err = add_tick(r, c->target, tick, due);
+	}
+	return err;
+}
+
+static void finish_children(struct recording *r)
+{
+	for (size_t i = 0; i < r->nchildren; i++)
+		ws_sampler_destroy(r->children[i].sampler);
+	free(r->children);
+	r->children = NULL;
+	r->nchildren = 0;
 }
 
 static struct ws_error *sample_loop(struct recording *r)
@@ -173,6 +293,8 @@ static struct ws_error *sample_loop(struct recording *r)
 		}
 		r->failed_ticks_in_row = 0;
 		note_group(r);
+		if (o->subprocesses && (err = tick_children(r, &due)))
+			return err;
 		if (tick->ntasks == 0)
 			continue; /* the target exited during the tick */
 		/* Live tasks: each sample stands for `scale` of them. */
@@ -181,7 +303,7 @@ static struct ws_error *sample_loop(struct recording *r)
 			live += tick->tasks[i].scale;
 		ws_status_tick(&r->status, tick->pause_ns, tick->ntasks,
 			       (size_t)(live + 0.5));
-		err = add_tick(r, tick, &due);
+		err = add_tick(r, r->target, tick, &due);
 		if (err)
 			return err;
 		r->last_work_ns = ws_now_ns() - fired_ns;
@@ -290,7 +412,10 @@ static struct ws_error *write_profile(struct recording *r)
 		err = ws_write_speedscope(r->profile, ws_output_file(out));
 	if (err) {
 		ws_output_abort(out);
-		return err;
+		/* The writers know the stream, not its name. */
+		return err->kind == WS_ERR_OUTPUT
+			       ? ws_error_wrap(err, "%s", r->output_path)
+			       : err;
 	}
 	return ws_output_commit(out);
 }
@@ -328,17 +453,6 @@ static char *make_title(const struct ws_options *o, pid_t pid)
 	return title;
 }
 
-/* Checks that the output can be created before the target is touched, so a
- * typo in -o costs nothing. */
-static struct ws_error *check_output(const char *path)
-{
-	struct ws_output *out;
-	struct ws_error *err = ws_output_open(path, &out);
-	if (!err)
-		ws_output_abort(out);
-	return err;
-}
-
 int ws_cmd_record(const struct ws_options *o)
 {
 	struct recording r = {.options = o};
@@ -346,14 +460,14 @@ int ws_cmd_record(const struct ws_options *o)
 
 	ws_target_block_signals();
 	signal(SIGPIPE, SIG_IGN);
-	if (o->output && strcmp(o->output, "-") != 0 &&
-	    (err = check_output(o->output)))
+	/* Before the target is touched, so a bad -o costs nothing. */
+	if (o->output && (err = ws_output_check(o->output)))
 		return ws_cli_report(err);
 
 	if (o->command == WS_CMD_RECORD)
-		err = ws_target_launch(o->argv, &r.target);
+		err = ws_target_launch(o->argv, ws_cli_target_flags(o), &r.target);
 	else
-		err = ws_target_attach(o->pid, &r.target);
+		err = ws_target_attach(o->pid, ws_cli_target_flags(o), &r.target);
 	if (err)
 		return ws_cli_report(err);
 
@@ -361,12 +475,14 @@ int ws_cmd_record(const struct ws_options *o)
 				  : default_output(o, r.target->pid);
 	if (!r.output_path)
 		err = &ws_error_nomem;
+	else if (!o->output)
+		err = ws_output_check(r.output_path);
 
 	/* Handed to the sampler, which opens debug info through them. */
 	struct ws_debugcache *debug_cache = ws_cli_debug_cache(o);
 	struct ws_debuginfod *debuginfod = ws_cli_debuginfod(o, ws_target_serve,
 							     r.target);
-	struct ws_sampler_options so = {
+	struct ws_sampler_options so = r.sampler_options = (struct ws_sampler_options){
 		.runtime = o->runtime,
 		.max_stack = o->max_stack,
 		.max_pause_ns = (uint64_t)(o->max_pause * 1e6),
@@ -379,7 +495,10 @@ int ws_cmd_record(const struct ws_options *o)
 		.system_tasks = o->system_tasks,
 		.labels = o->group_by == WS_GROUP_LABEL,
 	};
-	if (!err)
+	/* A SIGINT or SIGTERM while attaching: nothing more to prepare
+	 * (loading debug info can take a while); the loop's first wait hands
+	 * it out and the target is let go. */
+	if (!err && !ws_target_stop_requested())
 		err = ws_sampler_create(r.target, &so, &r.sampler);
 	if (!err)
 		err = ws_profile_create(o->group_by, 1.0 / o->rate, &r.profile);
@@ -471,11 +590,13 @@ int ws_cmd_record(const struct ws_options *o)
 			ru.ru_maxrss / 1024, target, r.output_path);
 	}
 	ws_sampler_destroy(r.sampler);
+	finish_children(&r);
 	ws_debugcache_close(debug_cache);
 	ws_debuginfod_destroy(debuginfod);
 	ws_profile_destroy(r.profile);
 	ws_status_deinit(&r.status);
 	free(r.output_path);
+	free(r.frames);
 	ws_target_destroy(r.target);
 	return code;
 }

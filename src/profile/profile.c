@@ -89,7 +89,7 @@ void ws_profile_destroy(struct ws_profile *profile)
 static bool group_aggregates(enum ws_group_by group_by, uint64_t key)
 {
 	return group_by == WS_GROUP_ALL || group_by == WS_GROUP_STATE ||
-	       group_by == WS_GROUP_LABEL ||
+	       group_by == WS_GROUP_LABEL || group_by == WS_GROUP_PROCESS ||
 	       (group_by == WS_GROUP_THREAD && key == 0);
 }
 
@@ -107,14 +107,17 @@ static uint64_t group_key(enum ws_group_by group_by,
 	case WS_GROUP_TASK:
 		/* An idle worker is not a task: its id (an OS thread id) must
 		 * not fall into a task's group. */
-		return sample->state == WS_STATE_IDLE
-			       ? sample->task_id | (UINT64_C(1) << 63)
-			       : sample->task_id;
+		return (sample->state == WS_STATE_IDLE
+				? sample->task_id | (UINT64_C(1) << 63)
+				: sample->task_id) ^
+		       ((uint64_t)(unsigned)sample->process << 40);
 	case WS_GROUP_LABEL: {
 		/* Keyed by the name's 64-bit hash. */
 		const char *label = sample->group_label ? sample->group_label : "";
 		return ws_hash_bytes(label, strlen(label), 0);
 	}
+	case WS_GROUP_PROCESS:
+		return (uint64_t)(unsigned)sample->process;
 	}
 	return 0;
 }
@@ -155,6 +158,13 @@ static char *group_name(enum ws_group_by group_by,
 		else
 			n = asprintf(&name, "task %" PRIu64, sample->task_id);
 		break;
+	case WS_GROUP_PROCESS:
+		if (sample->process_name)
+			n = asprintf(&name, "process %d \"%s\"", sample->process,
+				     sample->process_name);
+		else
+			n = asprintf(&name, "process %d", sample->process);
+		break;
 	}
 	return n < 0 ? NULL : name;
 }
@@ -184,6 +194,18 @@ static struct ws_error *find_group(struct ws_profile *profile,
 	struct group *group = NULL;
 	if (*slot) {
 		group = &profile->groups[(uint32_t)*slot - 1];
+		/* A process is named after what it runs now: a child forked
+		 * by a shell is "sh" until its exec. */
+		if (profile->group_by == WS_GROUP_PROCESS &&
+		    sample->process_name) {
+			char *name = group_name(profile->group_by, sample);
+			if (name && strcmp(name, group->name) != 0) {
+				free(group->name);
+				group->name = name;
+			} else {
+				free(name);
+			}
+		}
 		/* A group first seen without a name takes the first name
 		 * that shows up, then keeps it. */
 		if (!group->has_task_name && sample->task_name &&

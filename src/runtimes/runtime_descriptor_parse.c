@@ -52,6 +52,11 @@ static struct ws_error *resolve_field(struct parser *s, const char *jpath,
 				      struct ws_dwfield *ret)
 {
 	struct ws_error *err = ws_dwtype_field(s->prog, type, member, ret);
+	/* A path the types do not allow (an index out of range, an index
+	 * into what is not an array) is the descriptor's mistake: exit 2,
+	 * as for any other; a member missing from DWARF stays exit 7. */
+	if (err && err != &ws_error_nomem && err->kind == WS_ERR_OTHER)
+		err->kind = WS_ERR_USAGE;
 	return err ? derr(s->d, jpath, err) : NULL;
 }
 

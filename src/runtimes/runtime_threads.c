@@ -23,7 +23,8 @@ static void threads_thread_task(struct ws_runtime *runtime,
 	if (!th->regs_valid) {
 		task->state = WS_STATE_UNKNOWN;
 		task->start = WS_START_NONE;
-		task->error = "thread did not stop in time";
+		task->error = th->refused ? "thread could not be traced"
+					  : "thread did not stop in time";
 		return;
 	}
 	task->start = WS_START_THREAD;

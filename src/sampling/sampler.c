@@ -105,6 +105,8 @@ struct ws_error *ws_sampler_create(struct ws_target *target,
 		.interval_ns = options->interval_ns,
 	};
 	ws_budget_init(&s->budget, &budget, ws_now_ns());
+	s->scan_ns_per_thread = 1500;
+	s->visit_ns_per_thread = 10000;
 	s->pcs = calloc(s->options.max_frames, sizeof(*s->pcs));
 	s->alt_pcs = calloc(s->options.max_frames, sizeof(*s->alt_pcs));
 	struct ws_error *err = s->pcs && s->alt_pcs ? NULL : &ws_error_nomem;
@@ -162,6 +164,7 @@ void ws_sampler_destroy(struct ws_sampler *s)
 	ws_stack_cache_destroy(s->stack_cache);
 	free(s->pcs);
 	free(s->alt_pcs);
+	free(s->rolling_tids);
 	free(s->tick.tasks);
 	free(s->tick.frames);
 	free(s);
@@ -406,6 +409,13 @@ static struct ws_error *unwind_all(struct ws_sampler *s)
 	bool maps_reloaded = false;
 	ws_unwinder_new_tick(s->unwinder);
 	for (size_t i = 0; i < s->tasks.n; i++) {
+		/* Unwinding and naming (a module's debug info loaded the first
+		 * time) can take long: wallspy's own SIGINT/SIGTERM ends the
+		 * tick with the tasks done so far (the target runs already). */
+		if (ws_target_stop_requested()) {
+			tick->ntasks = i;
+			return NULL;
+		}
 		struct ws_tick_task *tt = &tick->tasks[i];
 		const struct ws_snapshot *snap = &s->snapshots.snaps[i];
 		memset(tt, 0, sizeof(*tt));
@@ -505,6 +515,55 @@ static struct ws_error *take_tasks(struct ws_sampler *s)
 	return ws_tick_stopped(s);
 }
 
+/* Threads are not followed through clone events: those born since the
+ * last tick are counted from the process's thread count and seized by a
+ * scan of /proc/PID/task, which costs about a microsecond per thread of
+ * the process. With a CPU budget, scans come at most as often as it
+ * affords them; the threads not traced meanwhile are in the tick as
+ * such. */
+static struct ws_error *find_threads(struct ws_sampler *s)
+{
+	bool stale;
+	s->untraced = ws_target_untraced(s->target, &stale);
+	if (!s->untraced && !stale)
+		return NULL;
+	uint64_t now = ws_now_ns();
+	size_t threads = s->target->nthreads + s->untraced;
+	double cost = s->scan_ns_per_thread * (double)threads;
+	if (s->options.max_cpu > 0 && s->last_scan_ns &&
+	    (double)(now - s->last_scan_ns) * s->options.max_cpu < cost)
+		return NULL;
+	struct ws_error *err = ws_target_scan(s->target);
+	uint64_t end = ws_now_ns();
+	s->last_scan_ns = end;
+	ws_budget_average(&s->scan_ns_per_thread,
+			  (double)(end - now) / (double)threads);
+	if (!err)
+		s->untraced = ws_target_untraced(s->target, NULL);
+	return err;
+}
+
+/* Thread names change (pthread_setname_np after start): the sampled
+ * threads' are read when new and once a second, outside the pause (three
+ * system calls each), and a task named after its thread takes the name
+ * it lacked. */
+static void name_threads(struct ws_sampler *s)
+{
+	uint64_t now = ws_now_ns();
+	for (size_t i = 0; i < s->tasks.n; i++) {
+		struct ws_task *task = &s->tasks.tasks[i];
+		struct ws_thread *th = task->thread
+			? ws_target_thread(s->target, task->thread) : NULL;
+		if (!th || (th->comm[0] && now - th->comm_read_ns < 1000000000u))
+			continue;
+		ws_target_read_name(s->target, th);
+		th->comm_read_ns = now;
+		if (!task->name && s->runtime->caps->tick == WS_TICK_ROLLING &&
+		    th->comm[0])
+			task->name = th->comm;
+	}
+}
+
 struct ws_error *ws_sampler_tick(struct ws_sampler *s,
 				 const struct ws_tick **ret)
 {
@@ -515,6 +574,9 @@ struct ws_error *ws_sampler_tick(struct ws_sampler *s,
 			return err;
 	}
 
+	err = find_threads(s);
+	if (err)
+		return err;
 	struct ws_tick *tick = &s->tick;
 	tick->ntasks = 0;
 	tick->task_noun = s->runtime->caps->task_noun ? s->runtime->caps->task_noun
@@ -524,15 +586,7 @@ struct ws_error *ws_sampler_tick(struct ws_sampler *s,
 	if (err)
 		return err;
 	s->ticks++;
-
-	/* Thread names change (pthread_setname_np after start): read them for
-	 * new threads, and every 100 ticks, outside the pause. */
-	bool unnamed = false;
-	for (size_t i = 0; i < s->target->nthreads && !unnamed; i++)
-		unnamed = s->target->threads[i].run != WS_THREAD_GONE &&
-			  s->target->threads[i].comm[0] == '\0';
-	if (unnamed || s->ticks % 100 == 0)
-		ws_target_read_names(s->target);
+	name_threads(s);
 
 	if (!ws_grow((void **)&tick->tasks, &s->tick_capacity, s->tasks.n,
 		     sizeof(*tick->tasks)))

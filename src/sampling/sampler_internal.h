@@ -67,6 +67,16 @@ struct ws_sampler {
 	uint64_t last_refresh_ns;  /* of the module list (dlopen) */
 	uint64_t phase_ns[WS_NPHASES];
 	struct ws_live live;
+	/* Threads of the target not traced yet (born since the last scan of
+	 * /proc/PID/task), the last scan and its cost per thread. */
+	size_t untraced;
+	uint64_t last_scan_ns;
+	double scan_ns_per_thread;
+	/* A rolling tick's threads (tids), the chosen ones first, and the
+	 * moving average of one thread's visit (describe and copy). */
+	double visit_ns_per_thread;
+	pid_t *rolling_tids;
+	size_t rolling_tids_cap;
 	/* Unwinds of unchanged stacks, reused (NULL: off). */
 	struct ws_stack_cache *stack_cache;
 	uint64_t unwinds_reused;

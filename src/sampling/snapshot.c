@@ -24,6 +24,9 @@ void ws_snapshot_set_deinit(struct ws_snapshot_set *set)
 {
 	free(set->snaps);
 	free(set->arena);
+	for (size_t i = 0; i < set->nchunks; i++)
+		free(set->chunks[i].bytes);
+	free(set->chunks);
 	ws_maps_deinit(&set->maps);
 	memset(set, 0, sizeof(*set));
 }
@@ -49,6 +52,41 @@ static void regs_from_thread(struct ws_regs *r, const struct ws_thread *th)
 	r->value[15] = u->r15;
 	r->value[16] = u->rip;
 	r->valid = (1u << WS_NREGS) - 1;
+}
+
+void ws_snapshot_set_clear(struct ws_snapshot_set *set)
+{
+	set->n = 0;
+	for (size_t i = 0; i < set->nchunks; i++)
+		set->chunks[i].used = 0;
+	set->chunk = 0;
+}
+
+/* `size` bytes of the set's chunks for one copy, or NULL. One buffer per
+ * thread would cost a fault on each fresh page of each thread's first
+ * copy and keep up to --max-stack per thread for the whole recording
+ * (4,000 threads: 500 MB of address space). */
+static uint8_t *chunk_alloc(struct ws_snapshot_set *set, size_t size)
+{
+	enum { CHUNK = 1 << 20 };
+	for (; set->chunk < set->nchunks; set->chunk++) {
+		struct ws_snapshot_chunk *c = &set->chunks[set->chunk];
+		if (c->size - c->used >= size) {
+			c->used += size;
+			return c->bytes + c->used - size;
+		}
+	}
+	if (!ws_grow((void **)&set->chunks, &set->chunks_cap, set->nchunks + 1,
+		     sizeof(*set->chunks)))
+		return NULL;
+	size_t want = size > CHUNK ? size : CHUNK;
+	uint8_t *bytes = malloc(want);
+	if (!bytes)
+		return NULL;
+	set->chunks[set->nchunks++] = (struct ws_snapshot_chunk){
+		.bytes = bytes, .size = want, .used = size};
+	set->chunk = set->nchunks - 1;
+	return bytes;
 }
 
 /* Finds the end of the stack holding sp for a thread, caching the mapping
@@ -240,14 +278,14 @@ struct ws_error *ws_snapshot_take_thread(struct ws_snapshot_set *set,
 		return NULL;
 	uint64_t sp = snap->stack_start;
 	size_t size = snap->stack_size;
-	if (!ws_grow((void **)&th->stack_copy, &th->stack_copy_size, size, 1))
+	uint8_t *copy = chunk_alloc(set, size ? size : 1);
+	if (!copy)
 		return &ws_error_nomem;
-	struct ws_remote_range r = {.address = sp, .buf = th->stack_copy,
-				    .size = size};
+	struct ws_remote_range r = {.address = sp, .buf = copy, .size = size};
 	ws_remote_readv(set->maps.pid, &r, 1);
 	if (r.done < size)
 		snap->truncated = false;
-	snap->stack = th->stack_copy;
+	snap->stack = copy;
 	snap->stack_size = r.done;
 	return NULL;
 }

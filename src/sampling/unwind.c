@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ws_grow.h"
 #include "ws_hash.h"
 #include "ws_remote_memory.h"
 
@@ -35,6 +36,9 @@ struct ws_unwinder {
 	bool dwfl_attached;
 	unw_addr_space_t as;
 	void *upt;                 /* _UPT_create handle, for table lookups */
+	/* One more handle per module (see upt_for). */
+	struct module_upt *module_upts;
+	size_t nmodule_upts, module_upts_cap;
 	const struct ws_snapshot *snap; /* being unwound */
 	bool hit_truncation;
 	bool guessed;              /* see ws_unwinder_guessed */
@@ -45,6 +49,12 @@ struct ws_unwinder {
 	bool step_cache;
 	struct step *steps;
 	size_t nsteps, steps_size;
+};
+
+/* A _UPT_create handle that serves one module's table lookups. */
+struct module_upt {
+	uint64_t start, end;       /* the module's address range */
+	void *upt;
 };
 
 enum step_kind { STEP_DELTA, STEP_LAST, STEP_VARIES };
@@ -150,12 +160,50 @@ static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
 	return -UNW_EINVAL;
 }
 
+/* The handle for lookups of `ip`, or NULL when no module holds it. A UPT
+ * handle keeps the image of one module mapped, and a lookup anywhere else
+ * maps that one anew: re-reading /proc/PID/maps into a page it mmaps and
+ * munmaps, whose TLB shootdown reaches every CPU. A lookup that finds
+ * nothing is not cached and costs that every time. On thread_churn, stacks
+ * where libunwind took heap pointers for return addresses made 26k such
+ * lookups in a 3 s recording, and munmap was 45 % of wallspy's time
+ * (perf). So an address outside every module (as libdw knows them; the
+ * list is refreshed when naming meets an unknown pc) has no unwind info
+ * without asking, and each module gets a handle of its own that keeps
+ * its image. */
+static void *upt_for(struct ws_unwinder *u, uint64_t ip)
+{
+	Dwfl_Module *mod = u->dwfl ? dwfl_addrmodule(u->dwfl, ip) : NULL;
+	Dwarf_Addr start, end;
+	if (!u->dwfl)
+		return u->upt;
+	if (!mod || !dwfl_module_info(mod, NULL, &start, &end, NULL, NULL,
+				      NULL, NULL))
+		return NULL;
+	for (size_t i = 0; i < u->nmodule_upts; i++) {
+		struct module_upt *m = &u->module_upts[i];
+		if (m->start == start && m->end == end)
+			return m->upt;
+	}
+	if (!ws_grow((void **)&u->module_upts, &u->module_upts_cap,
+		     u->nmodule_upts + 1, sizeof(*u->module_upts)))
+		return u->upt;
+	void *upt = _UPT_create(u->pid);
+	if (!upt)
+		return u->upt;
+	u->module_upts[u->nmodule_upts++] = (struct module_upt){
+		.start = start, .end = end, .upt = upt};
+	return upt;
+}
+
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip,
 			  unw_proc_info_t *pi, int need_unwind_info, void *arg)
 {
 	(void)arg;
-	int rc = _UPT_find_proc_info(as, ip, pi, need_unwind_info,
-				     current->upt);
+	void *upt = upt_for(current, ip);
+	if (!upt)
+		return -UNW_ENOINFO;
+	int rc = _UPT_find_proc_info(as, ip, pi, need_unwind_info, upt);
 	/* libunwind-ptrace opens the file by its /proc/PID/maps path: a
 	 * module libdwfl knows but that path does not reach (deleted, the
 	 * vDSO) leaves libunwind to guess from frame pointers. */
@@ -230,6 +278,9 @@ void ws_unwinder_destroy(struct ws_unwinder *u)
 		unw_destroy_addr_space(u->as);
 	if (u->upt)
 		_UPT_destroy(u->upt);
+	for (size_t i = 0; i < u->nmodule_upts; i++)
+		_UPT_destroy(u->module_upts[i].upt);
+	free(u->module_upts);
 	free(u->pages);
 	free(u->steps);
 	free(u);

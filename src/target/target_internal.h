@@ -1,7 +1,8 @@
 /*
- * Private to target*.c: the thread table and the event handling of
- * target_events.c, which the tick (target_tick.c) and the lifecycle
- * (target.c) share. Nothing outside src/target/target*.c includes this.
+ * Private to target*.c: the tree of traced processes (the tracer), the
+ * thread table of each, and the event handling of target_events.c, which
+ * the tick (target_tick.c) and the lifecycle (target.c) share. Nothing
+ * outside src/target/target*.c includes this.
  */
 #ifndef WS_TARGET_INTERNAL_H
 #define WS_TARGET_INTERNAL_H
@@ -12,18 +13,38 @@
 
 #include "ws_target.h"
 
+/* Everything one wallspy traces: the root process and, with
+ * WS_TARGET_CHILDREN, every process forked from a traced one. waitpid(-1)
+ * answers for all of them, so events are handled here, for whichever
+ * process a thread belongs to. */
+struct ws_tracer {
+	struct ws_target **procs;    /* root first, then in order of birth */
+	size_t nprocs, capacity;
+	long options;                /* PTRACE_SEIZE options of every thread */
+	/* Detaching the whole tree: a process born meanwhile is detached at
+	 * its first stop. */
+	bool detaching;
+};
+
 /* --- the thread table --- */
 
-/* A new target with an empty table (nothing traced yet); NULL on no memory. */
-struct ws_error *target_new(pid_t pid, struct ws_target **ret);
+/* A new process `pid` of tracer `tr` (NULL: a new tracer with
+ * `options`, `pid` its root) with an empty table; nothing traced yet. */
+struct ws_error *target_new(struct ws_tracer *tr, pid_t pid, long options,
+			    struct ws_target **ret);
 
-/* Frees the target and its table; traces nothing, detaches nothing. NULL
- * is fine. */
+/* Frees the process and its table; traces nothing, detaches nothing. The
+ * root frees the tracer and every other process too. NULL is fine. */
 void target_free(struct ws_target *t);
 
 /* The thread `tid` in the table, gone ones included, or NULL (a hash
  * lookup). */
 struct ws_thread *target_thread_find(struct ws_target *t, pid_t tid);
+
+/* The thread `tid` of any process of the tree, and its process in *owner;
+ * NULL when no process has it. */
+struct ws_thread *target_owner(struct ws_tracer *tr, pid_t tid,
+			       struct ws_target **owner);
 
 /* The thread `tid`, added in state `run` if new (its state set to `run`
  * otherwise); NULL on out of memory. May move the table: pointers to
@@ -34,6 +55,23 @@ struct ws_thread *target_thread_add(struct ws_target *t, pid_t tid,
 /* Drops exited threads from the table (between ticks only: pointers into
  * the table do not survive this). */
 struct ws_error *target_threads_compact(struct ws_target *t);
+
+/* Seizes thread `tid` of t (PTRACE_SEIZE with the tracer's options) and
+ * adds it running. A thread that exits meanwhile is skipped (*added
+ * false, no error); a refusal is explained (target_seize_refused). */
+struct ws_error *target_seize(struct ws_target *t, pid_t tid, bool *added);
+
+/* Why PTRACE_SEIZE of thread `tid` of process `pid` failed with `errnum`
+ * (target_access.c): NULL when the thread is exiting or gone (skip it);
+ * otherwise the cause as an error — a kernel thread, a zombie, a main
+ * thread that exited, another tracer (named), or permission. `verb` starts
+ * the message ("attach"). */
+struct ws_error *target_seize_refused(const char *verb, pid_t pid, pid_t tid,
+				      int errnum);
+
+/* Reads /proc/PID/task/TID/comm into comm[16]; left as it was when it
+ * cannot be read. */
+void target_read_comm(pid_t pid, pid_t tid, char comm[16]);
 
 /* --- a thread's stop --- */
 
@@ -54,10 +92,14 @@ void target_thread_resume(struct ws_target *t, struct ws_thread *th);
 
 /* --- events --- */
 
-/* Handles every pending waitpid status without blocking. `stopping`: a
- * tick is collecting stops, so a stop it can sample keeps the thread
- * stopped (otherwise every stop is answered at once). */
-void target_drain_events(struct ws_target *t, bool stopping);
+/* Handles every pending waitpid status of the tree without blocking.
+ * `ticking`: the process a tick is collecting stops of (NULL: none), whose
+ * stops it can sample are kept; every other stop is answered at once. */
+void target_drain_events(struct ws_tracer *tr, struct ws_target *ticking);
+
+/* Handles one waitpid status of thread `tid` (`ticking` as above). */
+void target_handle_status(struct ws_tracer *tr, struct ws_target *ticking,
+			  pid_t tid, int status);
 
 /* Waits for SIGCHLD until `deadline_ns` (ws_now_ns); false when the
  * deadline had passed. wallspy's terminating signals taken meanwhile are

@@ -6,89 +6,156 @@
  */
 #include "target_internal.h"
 
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <sys/ptrace.h>
 
-/* Reads the registers of every newly stopped thread; in a rolling tick,
- * visits and resumes it at once (a thread not asked for, stopped by an
- * event meanwhile, is resumed unvisited). */
-static size_t collect_stopped(struct ws_target *t, ws_thread_visit_fn visit,
-			      void *arg, uint64_t *longest_ns)
+/* The wanted threads of a tick, by tid (the table may move while events
+ * are handled): [0, next) were interrupted or found stopped, and
+ * [first_pending, next) of those are not visited yet. Each pass over it
+ * costs what the tick wants, not what the process has: a rolling tick of
+ * 32 of 4,000 threads looks at 32. */
+struct wanted {
+	pid_t *tids;
+	size_t n, next, first_pending;
+};
+
+/* Reads the registers of thread th, stopped; in a rolling tick, visits
+ * and resumes it at once. Its hold is from the moment its stop was
+ * collected to its resume, so waiting for its turn counts. True when its
+ * registers were read. */
+static bool take_stopped(struct ws_target *t, struct ws_thread *th,
+			 ws_thread_visit_fn visit, void *arg,
+			 uint64_t *longest_ns)
+{
+	th->visited = true;
+	/* wallspy's own SIGINT/SIGTERM: the rest of a rolling tick is only
+	 * let go (detached where the tick would detach), not read. */
+	if (visit && ws_target_stop_requested()) {
+		target_thread_resume(t, th);
+		return false;
+	}
+	if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->regs) != 0) {
+		/* A rolling tick has no resume_all to come: do not leave the
+		 * thread in its stop. */
+		if (visit)
+			target_thread_resume(t, th);
+		return false;
+	}
+	th->regs_valid = true;
+	th->syscall = ws_syscall_current(th->tid, &th->regs,
+					 &th->syscall_memory);
+	if (!visit)
+		return true;
+	visit(th, arg);
+	target_thread_resume(t, th);
+	/* Its registers stay this tick's for the adapter. */
+	th->regs_valid = true;
+	uint64_t now = ws_now_ns();
+	uint64_t held = now - (th->stop_seen_ns ? th->stop_seen_ns : now);
+	if (held > *longest_ns)
+		*longest_ns = held;
+	return true;
+}
+
+/* Takes every pending wanted thread that has stopped (or will not: gone);
+ * returns how many had their registers read. */
+static size_t collect(struct ws_target *t, struct wanted *w,
+		      ws_thread_visit_fn visit, void *arg, uint64_t *longest_ns)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < t->nthreads; i++) {
-		struct ws_thread *th = &t->threads[i];
-		if (th->run != WS_THREAD_STOPPED || th->visited)
-			continue;
-		th->visited = true;
-		if (visit && !th->wanted) {
-			target_thread_resume(t, th);
-			continue;
+	for (size_t i = w->first_pending; i < w->next; i++) {
+		struct ws_thread *th = target_thread_find(t, w->tids[i]);
+		bool done = !th || th->visited || th->run == WS_THREAD_GONE;
+		if (!done && th->run == WS_THREAD_STOPPED) {
+			n += take_stopped(t, th, visit, arg, longest_ns);
+			done = true;
 		}
-		if (ptrace(PTRACE_GETREGS, th->tid, 0, &th->regs) != 0) {
-			/* A rolling tick has no resume_all to come: do not
-			 * leave the thread in its stop. */
-			if (visit)
-				target_thread_resume(t, th);
-			continue;
+		if (done) {
+			/* Out of the pending range: swap it to its front. */
+			pid_t tid = w->tids[i];
+			w->tids[i] = w->tids[w->first_pending];
+			w->tids[w->first_pending++] = tid;
 		}
-		th->regs_valid = true;
-		th->syscall = ws_syscall_current(th->tid, &th->regs,
-						 &th->syscall_memory);
-		n++;
-		if (!visit)
-			continue;
-		uint64_t held = ws_now_ns();
-		visit(th, arg);
-		target_thread_resume(t, th);
-		/* Its registers stay this tick's for the adapter. */
-		th->regs_valid = true;
-		held = ws_now_ns() - held;
-		if (held > *longest_ns)
-			*longest_ns = held;
 	}
 	return n;
 }
 
-/* Stops the wanted threads (see ws_target_stop_all). */
-static void stop_wanted(struct ws_target *t, long timeout_ns,
+/* Seizes a thread known but not traced, for this tick. One that exits
+ * meanwhile is gone; one that cannot be seized for another cause is
+ * marked refused (its sample says so). */
+static bool seize_for_tick(struct ws_target *t, struct ws_thread *th)
+{
+	if (ptrace(PTRACE_SEIZE, th->tid, 0, (void *)t->tracer->options) == 0) {
+		th->traced = true;
+		th->refused = false;
+		return true;
+	}
+	struct ws_error *why = target_seize_refused("sample", t->pid, th->tid,
+						    errno);
+	if (why)
+		th->refused = true;
+	else
+		th->run = WS_THREAD_GONE;
+	ws_error_destroy(why);
+	return false;
+}
+
+/* Interrupts wanted threads until `window` are pending (0: all). */
+static void interrupt_more(struct ws_target *t, struct wanted *w,
+			   size_t window)
+{
+	while (w->next < w->n &&
+	       (!window || w->next - w->first_pending < window) &&
+	       !ws_target_stop_requested()) {
+		struct ws_thread *th = target_thread_find(t, w->tids[w->next++]);
+		if (!th || th->run != WS_THREAD_RUNNING || th->interrupt_sent)
+			continue;
+		if (!th->traced && !seize_for_tick(t, th))
+			continue;
+		/* ESRCH: exiting; its exit status will tell. */
+		if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0)
+			th->interrupt_sent = true;
+	}
+}
+
+/* Stops the wanted threads (see ws_target_stop_all). A rolling tick keeps
+ * at most t->interrupt_window of them interrupted and not yet visited: a
+ * thousand threads interrupted at once would each wait in its stop for the
+ * ones before it. */
+static void stop_wanted(struct ws_target *t, struct wanted *w, long timeout_ns,
 			ws_thread_visit_fn visit, void *arg, size_t *stopped,
 			uint64_t *longest_ns)
 {
 	uint64_t longest = 0;
-	for (size_t i = 0; i < t->nthreads; i++) {
-		struct ws_thread *th = &t->threads[i];
-		if (th->wanted && th->run == WS_THREAD_RUNNING &&
-		    !th->interrupt_sent) {
-			/* ESRCH: exiting; its exit status will tell. */
-			if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0)
-				th->interrupt_sent = true;
-		}
-	}
-
+	size_t window = visit ? t->interrupt_window : 0;
 	size_t n = 0;
 	uint64_t deadline = ws_now_ns() + (uint64_t)timeout_ns;
+	interrupt_more(t, w, window);
 	for (;;) {
-		target_drain_events(t, true);
-		if (visit)
-			n += collect_stopped(t, visit, arg, &longest);
-		if (t->exited)
+		target_drain_events(t->tracer, t);
+		if (visit) {
+			n += collect(t, w, visit, arg, &longest);
+			interrupt_more(t, w, window);
+		}
+		/* wallspy's own SIGINT/SIGTERM ends the tick: what stopped
+		 * is resumed, the rest is answered as it comes. */
+		if (t->exited || ws_target_stop_requested())
 			break;
-		bool waiting = false;
-		for (size_t i = 0; i < t->nthreads; i++) {
-			if (t->threads[i].interrupt_sent &&
-			    t->threads[i].run == WS_THREAD_RUNNING) {
-				waiting = true;
-				break;
-			}
+		bool waiting = w->next < w->n;
+		for (size_t i = w->first_pending; i < w->next && !waiting; i++) {
+			struct ws_thread *th = target_thread_find(t, w->tids[i]);
+			waiting = th && th->interrupt_sent &&
+				  th->run == WS_THREAD_RUNNING;
 		}
 		if (!waiting)
 			break;
-		if (!target_wait_sigchld(deadline)) {
+		if (!target_wait_sigchld(deadline))
 			break;
-		}
 	}
 	if (!visit)
-		n += collect_stopped(t, NULL, NULL, &longest);
+		n += collect(t, w, NULL, NULL, &longest);
 	*stopped = n;
 	if (longest_ns)
 		*longest_ns = longest;
@@ -106,6 +173,7 @@ static struct ws_error *begin_tick(struct ws_target *t, bool all)
 		th->regs_valid = false;
 		th->visited = false;
 		th->wanted = all;
+		th->stop_seen_ns = 0;
 	}
 	return NULL;
 }
@@ -117,7 +185,13 @@ struct ws_error *ws_target_stop_all(struct ws_target *t, long timeout_ns,
 	struct ws_error *err = begin_tick(t, true);
 	if (err)
 		return err;
-	stop_wanted(t, timeout_ns, visit, arg, stopped, longest_ns);
+	struct wanted w = {.tids = malloc((t->nthreads + 1) * sizeof(pid_t))};
+	if (!w.tids)
+		return &ws_error_nomem;
+	for (size_t i = 0; i < t->nthreads; i++)
+		w.tids[w.n++] = t->threads[i].tid;
+	stop_wanted(t, &w, timeout_ns, visit, arg, stopped, longest_ns);
+	free(w.tids);
 	return NULL;
 }
 
@@ -136,12 +210,18 @@ struct ws_error *ws_target_stop_threads(struct ws_target *t,
 	struct ws_error *err = begin_tick(t, false);
 	if (err)
 		return err;
+	struct wanted w = {.tids = malloc((ntids + 1) * sizeof(pid_t))};
+	if (!w.tids)
+		return &ws_error_nomem;
 	for (size_t i = 0; i < ntids; i++) {
 		struct ws_thread *th = target_thread_find(t, tids[i]);
-		if (th)
+		if (th && !th->wanted) {
 			th->wanted = true;
+			w.tids[w.n++] = tids[i];
+		}
 	}
-	stop_wanted(t, timeout_ns, visit, arg, stopped, longest_ns);
+	stop_wanted(t, &w, timeout_ns, visit, arg, stopped, longest_ns);
+	free(w.tids);
 	return NULL;
 }
 

@@ -1,5 +1,6 @@
 /*
- * Error objects (see ws_error.h) and the permission advice shown to users.
+ * Error objects (see ws_error.h). The advice shown with a permission error
+ * is the command line's (ws_cli_permission_advice).
  */
 #include "ws_error.h"
 
@@ -84,12 +85,4 @@ void ws_error_destroy(struct ws_error *err)
 		return;
 	free(err->message);
 	free(err);
-}
-
-const char *ws_error_permission_hint(void)
-{
-	return "tracing another process needs root or CAP_SYS_PTRACE; "
-	       "with kernel.yama.ptrace_scope >= 1 a non-root user can only "
-	       "trace its own children (sysctl kernel.yama.ptrace_scope=0, or "
-	       "use 'wallspy record'); in a container add --cap-add SYS_PTRACE";
 }

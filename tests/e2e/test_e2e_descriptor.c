@@ -86,6 +86,20 @@ Test(e2e_descriptor, member_not_in_dwarf, .timeout = 60, .fini = e2e_cleanup)
 					      "struct greenrt_task", NULL });
 }
 
+/* A register path indexing past its array (gregs has NGREG = 23
+ * entries, <sys/ucontext.h>): the descriptor's mistake, exit 2, the index
+ * named. */
+Test(e2e_descriptor, register_index_out_of_range, .timeout = 60,
+     .fini = e2e_cleanup)
+{
+	cJSON *d = de_load(GREENRT_DESCRIPTOR);
+
+	de_set_string(d, "task.registers", "rip", "ctx.uc_mcontext.gregs[99]");
+	check_rejected(de_write(d, "index.json"), EXIT_USAGE,
+		       (const char *const[]){ "$.task.registers.rip", "index 99",
+					      "out of range", NULL });
+}
+
 /* record with a bad descriptor: the same error, no profile left behind, and
  * the command it launched is not left running (as our orphan). */
 Test(e2e_descriptor, record_rejects_and_cleans_up, .timeout = 60,

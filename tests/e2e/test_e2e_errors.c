@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -146,35 +148,70 @@ Test(e2e_errors, usage_errors, .timeout = 60, .fini = e2e_cleanup)
 	}
 }
 
-Test(e2e_errors, output_not_writable, .timeout = 60, .fini = e2e_cleanup)
+/* An output that cannot be written is refused before the command runs:
+ * one error line, exit 6, and the command (touch MARKER) never ran. */
+static void check_output_refused(const char *output, const char *reason)
 {
 	const char *dir = e2e_tmpdir();
-	const char *args[] = { "record", "-o", "/nonexistent-dir/x.json", "--",
-			       e2e_fixture("threads_blocked"), "1", NULL };
+	const char *marker = e2e_path(dir, "marker");
+	const char *args[] = { "record", "-o", output, "--", "/usr/bin/touch",
+			       marker, NULL };
 	struct e2e_result res = run_wallspy(dir, args);
 
-	check_error_after_sampling(&res, 6, "record -o /nonexistent-dir/x.json",
-				   "/nonexistent-dir/x.json");
-	cr_assert(!e2e_exists("/nonexistent-dir"), "/nonexistent-dir was created");
+	check_error(&res, 6, output);
+	cr_assert(strstr(res.err, output) && strstr(res.err, reason),
+		  "-o %s: the error does not say \"%s\": %s", output, reason,
+		  res.err);
+	cr_assert(!e2e_exists(marker), "-o %s: the command ran", output);
 	cr_assert_eq(e2e_dir_entries(dir), 0, "files left in the cwd: %s",
 		     e2e_dir_list(dir));
 }
 
-/* An existing directory where the output should go, in a writable
- * directory: the write fails, and neither the output nor a temporary file
- * appears beside it. */
+Test(e2e_errors, output_not_writable, .timeout = 60, .fini = e2e_cleanup)
+{
+	check_output_refused("/nonexistent-dir/x.json",
+			     "No such file or directory");
+	cr_assert(!e2e_exists("/nonexistent-dir"), "/nonexistent-dir was created");
+}
+
+/* An existing directory where the output should go: refused at once,
+ * nothing written into it. */
 Test(e2e_errors, output_is_a_directory, .timeout = 60, .fini = e2e_cleanup)
 {
-	const char *dir = e2e_tmpdir();
-	const char *out = e2e_path(dir, "out.json");
-	const char *args[] = { "record", "-o", out, "--",
-			       e2e_fixture("threads_blocked"), "1", NULL };
-
-	cr_assert_eq(mkdir(out, 0755), 0);
-	struct e2e_result res = run_wallspy(dir, args);
-	check_error_after_sampling(&res, 6, "record -o DIRECTORY", out);
-	cr_assert_eq(e2e_dir_entries(dir), 1, "files left: %s", e2e_dir_list(dir));
+	const char *out = e2e_tmpdir();
+	check_output_refused(out, "Is a directory");
 	cr_assert_eq(e2e_dir_entries(out), 0, "files written into %s", out);
+}
+
+/* A file of /proc: named as such (it used to say "No such file or
+ * directory" after sampling, from the temporary file /proc refused). */
+Test(e2e_errors, output_in_proc, .timeout = 60, .fini = e2e_cleanup)
+{
+	check_output_refused("/proc/version", "procfs");
+	check_output_refused("/proc/wallspy.json", "procfs");
+}
+
+/* A full device (a private node with /dev/full's numbers, never /dev/full
+ * itself) is written in place: the write error comes after sampling, exit
+ * 6, and the node is still the device. */
+Test(e2e_errors, output_device_full, .timeout = 60, .fini = e2e_cleanup)
+{
+	if (getuid() != 0)
+		cr_skip_test("mknod needs root");
+	const char *dir = e2e_tmpdir();
+	const char *node = e2e_path(dir, "full");
+	cr_assert_eq(mknod(node, S_IFCHR | 0666, makedev(1, 7)), 0);
+	const char *args[] = { "record", "-o", node, "--",
+			       e2e_fixture("threads_blocked"), "1", NULL };
+	struct e2e_result res = run_wallspy(dir, args);
+
+	check_error_after_sampling(&res, 6, "record -o FULL-DEVICE", node);
+	cr_assert(strstr(res.err, "No space left on device"), "%s", res.err);
+	struct stat st;
+	cr_assert_eq(lstat(node, &st), 0);
+	cr_assert(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 7),
+		  "the device node was replaced");
+	cr_assert_eq(e2e_dir_entries(dir), 1, "files left: %s", e2e_dir_list(dir));
 }
 
 Test(e2e_errors, help, .timeout = 60, .fini = e2e_cleanup)
@@ -185,7 +222,7 @@ Test(e2e_errors, help, .timeout = 60, .fini = e2e_cleanup)
 
 	cr_assert_eq(e2e_exit_code(&res), 0, "stderr: %s", res.err);
 	cr_assert_gt(strlen(res.out), 0, "--help printed nothing on stdout");
-	for (int code = 0; code <= 7; code++) {
+	for (int code = 0; code <= 8; code++) {
 		char re[64];
 
 		/* The code as a number of its own (not part of "0.1.0"). */
@@ -224,7 +261,9 @@ Test(e2e_errors, version, .timeout = 60, .fini = e2e_cleanup)
 }
 
 /* Permission denied: wallspy run as nobody (setpriv) may not trace a
- * process of root's; exit 4 with one line that says what to change. */
+ * process of root's; exit 4 with one line that says what to change, and
+ * only what applies: the ptrace_scope advice exactly when the kernel has
+ * Yama (/proc/sys/kernel/yama). */
 Test(e2e_errors, attach_permission_denied, .timeout = 60, .fini = e2e_cleanup)
 {
 	if (getuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0)
@@ -240,10 +279,111 @@ Test(e2e_errors, attach_permission_denied, .timeout = 60, .fini = e2e_cleanup)
 	cr_assert_eq(e2e_exit_code(&res), 4, "exit %d, stderr: %s",
 		     e2e_exit_code(&res), res.err);
 	cr_assert(e2e_is_one_error_line(res.err), "not one line: %s", res.err);
-	cr_assert(strstr(res.err, "CAP_SYS_PTRACE") &&
-		  strstr(res.err, "ptrace_scope"),
-		  "no advice in: %s", res.err);
+	cr_assert(strstr(res.err, "CAP_SYS_PTRACE"), "no advice in: %s", res.err);
+	bool yama = e2e_exists("/proc/sys/kernel/yama/ptrace_scope");
+	cr_assert_eq(strstr(res.err, "ptrace_scope") != NULL, yama,
+		     "ptrace_scope advice %s Yama: %s",
+		     yama ? "missing with" : "given without", res.err);
 	cr_assert(strncmp(res.err, "wallspy: dump ", 14) == 0,
 		  "the error does not name dump: %s", res.err);
 	e2e_check_healthy_then_stop(pid);
+}
+
+/* attach PID: its exit code and one line naming `cause`, without the
+ * permission advice (that is not the cause). */
+static void check_attach_refused(pid_t pid, int code, const char *cause)
+{
+	char pid_text[32];
+	snprintf(pid_text, sizeof(pid_text), "%d", pid);
+	const char *args[] = { "attach", "-d", "1", pid_text, NULL };
+	struct e2e_result res = run_wallspy(e2e_tmpdir(), args);
+	check_error(&res, code, cause);
+	cr_assert(strstr(res.err, cause), "the error does not say \"%s\": %s",
+		  cause, res.err);
+	cr_assert(!strstr(res.err, "CAP_SYS_PTRACE"),
+		  "permission advice for %s: %s", cause, res.err);
+}
+
+/* Waits until /proc shows pid's leader in state `state`. */
+static void wait_state(pid_t pid, char state)
+{
+	for (int i = 0; i < 500 && e2e_proc_state(pid, 0) != state; i++)
+		e2e_sleep_ms(10);
+	cr_assert_eq(e2e_proc_state(pid, 0), state, "state %c",
+		     e2e_proc_state(pid, 0));
+}
+
+/* A zombie (a child of ours that exited, not reaped yet) has no process
+ * left to trace: exit 3, "a zombie", its parent named. */
+Test(e2e_errors, attach_zombie, .timeout = 60, .fini = e2e_cleanup)
+{
+	char *argv[] = { (char *)e2e_fixture("exit_now"), NULL };
+	struct e2e_proc child = e2e_spawn(argv, NULL);
+	wait_state(child.pid, 'Z');
+	check_attach_refused(child.pid, 3, "zombie");
+	char parent[64];
+	snprintf(parent, sizeof(parent), "parent (pid %d)", getpid());
+	check_attach_refused(child.pid, 3, parent);
+}
+
+/* A process whose main thread has exited while another runs on: exit 8,
+ * the main thread named as the cause. */
+Test(e2e_errors, attach_main_thread_exited, .timeout = 60,
+     .fini = e2e_cleanup)
+{
+	pid_t pid = e2e_start_fixture("leader_exits", "30", "ready", 10000);
+	wait_state(pid, 'Z');
+	cr_assert_eq(e2e_tids(pid, (pid_t[8]){0}, 8), 2);
+	check_attach_refused(pid, 8, "main thread has exited");
+}
+
+/* A process another tracer holds (this test, through PTRACE_SEIZE): exit 8
+ * and the tracer named by its command and pid (TracerPid). */
+Test(e2e_errors, attach_already_traced, .timeout = 60, .fini = e2e_cleanup)
+{
+	pid_t pid = e2e_start_fixture("threads_blocked", "30", "ready", 10000);
+	cr_assert_eq(ptrace(PTRACE_SEIZE, pid, 0, 0), 0, "seize: %m");
+	char comm[32], tracer[96];
+	cr_assert(e2e_thread_comm(getpid(), getpid(), comm, sizeof(comm)));
+	snprintf(tracer, sizeof(tracer), "already traced by %s (pid %d)", comm,
+		 getpid());
+	check_attach_refused(pid, 8, tracer);
+	/* Let it go: stop it (it must be in a stop to be detached). */
+	cr_assert_eq(ptrace(PTRACE_INTERRUPT, pid, 0, 0), 0);
+	int status;
+	cr_assert_eq(waitpid(pid, &status, __WALL), pid);
+	cr_assert_eq(ptrace(PTRACE_DETACH, pid, 0, 0), 0);
+	e2e_check_healthy_then_stop(pid);
+}
+
+/* kthreadd runs no user code: exit 8, "a kernel thread". */
+Test(e2e_errors, attach_kernel_thread, .timeout = 60, .fini = e2e_cleanup)
+{
+	char comm[32];
+	if (!e2e_thread_comm(2, 2, comm, sizeof(comm)) ||
+	    strcmp(comm, "kthreadd") != 0)
+		cr_skip_test("pid 2 is not kthreadd here (a PID namespace)");
+	check_attach_refused(2, 8, "kernel thread (kthreadd)");
+}
+
+/* Threads that exit while wallspy seizes them are skipped, not errors:
+ * 20 dumps of a process churning threads all succeed (1 in 20 used to fail
+ * with the permission advice). */
+Test(e2e_errors, attach_while_threads_exit, .timeout = 90,
+     .fini = e2e_cleanup)
+{
+	char *argv[] = { (char *)e2e_fixture("thread_churn"), "100000000", NULL };
+	struct e2e_proc churn = e2e_spawn(argv, &(struct e2e_spawn_opts){
+		.pipe_stdout = true });
+	e2e_sleep_ms(100);
+	char pid_text[32];
+	snprintf(pid_text, sizeof(pid_text), "%d", churn.pid);
+	for (int i = 0; i < 20; i++) {
+		const char *args[] = { "dump", pid_text, NULL };
+		struct e2e_result res = run_wallspy(e2e_tmpdir(), args);
+		cr_assert_eq(e2e_exit_code(&res), 0, "dump %d: exit %d: %s", i,
+			     e2e_exit_code(&res), res.err);
+	}
+	cr_assert(e2e_running_not_stopped(churn.pid, 3, 20));
+	cr_assert(e2e_traced_by(churn.pid, 0));
 }

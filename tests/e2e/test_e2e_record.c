@@ -635,3 +635,44 @@ Test(e2e_record, wait_reasons_survive_stops, .timeout = 60, .fini = e2e_cleanup)
 	check_wait_reasons(pid, false);
 	e2e_check_healthy_then_stop(pid);
 }
+
+/* The target behaves as if no one were watching (fixtures/eintr_probe.c
+ * counts, from inside, what stops do to each blocking call): under 200
+ * samples a second, the calls the kernel restarts and those wallspy has
+ * it restart never return EINTR; no timed wait returns early or is
+ * lengthened. The timed epoll_wait, sigtimedwait and recv with
+ * SO_RCVTIMEO still may see EINTR (wallspy(1), NOTES). */
+Test(e2e_record, blocking_calls_do_not_see_the_stops, .timeout = 60,
+     .fini = e2e_cleanup)
+{
+	const char *opts[] = { "-r", "200", NULL };
+	const char *target[] = { e2e_fixture("eintr_probe"), "2", NULL };
+	const char *out;
+	struct e2e_result res = e2e_record(opts, target, &out, 30000);
+	check_success(&res, "target exited with status 0");
+	static const char *const transparent[] = {
+		"epoll_wait", "accept", "read", "recv", "nanosleep",
+		"pthread_cond_timedwait", "sigwaitinfo", "futex", "poll",
+		"select",
+	};
+	static const char *const timed[] = {
+		"epoll_wait_timeout", "recv_timeout", "sigtimedwait",
+	};
+	for (size_t i = 0; i < sizeof(transparent) / sizeof(*transparent); i++) {
+		char re[128];
+		snprintf(re, sizeof(re), "^%s eintr=0 early=0 late=0 ",
+			 transparent[i]);
+		cr_assert(e2e_match(res.out, re), "%s saw the stops:\n%s",
+			  transparent[i], res.out);
+	}
+	for (size_t i = 0; i < sizeof(timed) / sizeof(*timed); i++) {
+		char re[128];
+		snprintf(re, sizeof(re), "^%s eintr=[0-9]+ early=0 late=0 ",
+			 timed[i]);
+		cr_assert(e2e_match(res.out, re), "%s returned early or late:\n%s",
+			  timed[i], res.out);
+	}
+	/* The stops did happen: wallspy sampled the waits. */
+	struct ss_view v = ss_load(out);
+	cr_assert(ss_any_has(&v, "[waiting: epoll_wait]"), "no epoll_wait sample");
+}

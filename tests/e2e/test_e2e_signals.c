@@ -127,7 +127,7 @@ Test(e2e_signals, signal_reaches_traced_target, .timeout = 60,
 	struct e2e_proc wallspy = attach_sampling(&pid, NULL, NULL, &out);
 	int status;
 
-	cr_assert(e2e_traced_by(pid, wallspy.pid));
+	cr_assert_eq(e2e_tracer(pid, pid), wallspy.pid);
 	double sent = e2e_now();
 	cr_assert_eq(kill(pid, SIGTERM), 0);
 	cr_assert(e2e_wait_timeout(pid, 5000, &status),
@@ -153,9 +153,10 @@ Test(e2e_signals, signal_reaches_traced_target, .timeout = 60,
 
 /* A signal with a handler that reports: go_parked_n answers SIGUSR2 by
  * timing runtime.GoroutineProfile and printing the count of goroutines it
- * saw. Sent while wallspy holds every thread of it, the report must come,
- * count every goroutine, and the target must still be traced by wallspy
- * after; when the recording ends, the target runs on, untraced, and exits 0
+ * saw. Sent while wallspy samples it, the report must come, count every
+ * goroutine, and the target must still be traced by wallspy after (its
+ * leader; the other threads are traced while a tick samples them); when
+ * the recording ends, the target runs on, untraced, and exits 0
  * on SIGTERM. */
 Test(e2e_signals, handler_runs_and_reports_while_traced, .timeout = 90,
      .fini = e2e_cleanup)
@@ -173,8 +174,8 @@ Test(e2e_signals, handler_runs_and_reports_while_traced, .timeout = 90,
 	cr_assert(e2e_wait_line_prefix(target.out_fd, "goroutineprofile ", line,
 				       sizeof(line), 30000),
 		  "no report of SIGUSR2's handler while traced");
-	cr_assert(e2e_traced_by(target.pid, wallspy.pid),
-		  "wallspy let go of the target while its handler ran");
+	cr_assert_eq(e2e_tracer(target.pid, target.pid), wallspy.pid,
+		     "wallspy let go of the target while its handler ran");
 	cr_assert_eq(sscanf(line, "goroutineprofile goroutines=%d calls=%d",
 			    &goroutines, &calls), 2, "report: %s", line);
 	cr_assert_geq(goroutines, 1000, "report: %s", line);
@@ -186,4 +187,70 @@ Test(e2e_signals, handler_runs_and_reports_while_traced, .timeout = 90,
 	cr_assert_str_eq(e2e_parse_summary(res.err).target, "target still running");
 	ss_load(out);
 	e2e_check_healthy_then_stop(target.pid);
+}
+
+/* wallspy's own SIGINT or SIGTERM is honoured within 100 ms in every
+ * phase: sent `delay_ms` after wallspy seized the leader of idle_threads
+ * 1000 (seizing and stopping a thousand threads, loading debug info, a
+ * tick, by the delay), it lets go of the target (the leader's TracerPid is
+ * 0 again, polled every 0.5 ms) within 100 ms and ends; then no thread is
+ * left traced or stopped and the target still answers SIGTERM. Returns the
+ * milliseconds until the target was let go. */
+static double let_go_after(pid_t pid, const char *const argv_head[], int sig,
+			   int delay_ms)
+{
+	char pid_arg[16];
+	snprintf(pid_arg, sizeof(pid_arg), "%d", pid);
+	const char *argv[8];
+	int n = 0;
+	argv[n++] = e2e_wallspy();
+	for (int i = 0; argv_head[i]; i++)
+		argv[n++] = argv_head[i];
+	argv[n++] = pid_arg;
+	argv[n] = NULL;
+	struct e2e_proc wallspy = e2e_spawn((char *const *)argv,
+		&(struct e2e_spawn_opts){ .pipe_stdout = true, .pipe_stderr = true,
+					  .cwd = e2e_tmpdir() });
+	cr_assert(e2e_wait_traced(pid, wallspy.pid, 10000), "never seized");
+	e2e_sleep_ms(delay_ms);
+	double sent = e2e_now();
+	cr_assert_eq(kill(wallspy.pid, sig), 0);
+	while (e2e_tracer(pid, pid) != 0 && e2e_now() - sent < 10)
+		usleep(500);
+	double let_go = (e2e_now() - sent) * 1e3;
+	struct e2e_result res;
+	e2e_collect(&wallspy, 10000, 0, 0, &res);
+	pid_t tids[1100];
+	int nt = e2e_tids(pid, tids, 1100);
+	cr_assert_gt(nt, 1000, "idle_threads lost threads");
+	for (int i = 0; i < nt; i++) {
+		cr_assert_eq(e2e_tracer(pid, tids[i]), 0, "thread %d left traced", tids[i]);
+		char state = e2e_proc_state(pid, tids[i]);
+		cr_assert(state != 't' && state != 'T', "thread %d left stopped (%c)",
+			  tids[i], state);
+	}
+	cr_log_info("%s %s after %d ms: let go after %.1f ms", argv_head[0],
+		    strsignal(sig), delay_ms, let_go);
+	return let_go;
+}
+
+Test(e2e_signals, stop_signal_honoured_within_100ms_in_every_phase,
+     .timeout = 120, .fini = e2e_cleanup)
+{
+	pid_t pid = e2e_start_fixture("idle_threads", "1000", "ready", 30000);
+	const char *attach[] = { "attach", "-o", "out.json", NULL };
+	const char *dump[] = { "dump", NULL };
+	/* 0: while seizing and loading; 30: the first ticks; 300: sampling. */
+	const int delays[] = { 0, 30, 300 };
+	double worst = 0;
+	for (size_t d = 0; d < sizeof(delays) / sizeof(*delays); d++) {
+		const int sig = d % 2 ? SIGTERM : SIGINT;
+		double a = let_go_after(pid, attach, sig, delays[d]);
+		double b = let_go_after(pid, dump, sig, delays[d] / 10);
+		worst = a > worst ? a : worst;
+		worst = b > worst ? b : worst;
+	}
+	cr_assert_leq(worst, 100.0, "a stop signal took %.1f ms to let the target go",
+		      worst);
+	e2e_check_healthy_then_stop(pid);
 }

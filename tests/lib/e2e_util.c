@@ -524,7 +524,7 @@ bool e2e_wait_traced(pid_t pid, pid_t tracer, int timeout_ms)
 {
 	double deadline = e2e_now() + timeout_ms / 1000.0;
 
-	while (!e2e_traced_by(pid, tracer)) {
+	while (e2e_tracer(pid, pid) != tracer) {
 		if (e2e_now() >= deadline)
 			return false;
 		e2e_sleep_ms(2);

@@ -156,8 +156,9 @@ pid_t e2e_tracer(pid_t pid, pid_t tid);
 /* Whether every thread of pid has TracerPid `tracer`. */
 bool e2e_traced_by(pid_t pid, pid_t tracer);
 
-/* Waits up to timeout_ms until e2e_traced_by(pid, tracer): a tracer
- * (wallspy attach) has seized every thread. */
+/* Waits up to timeout_ms until pid's leader has TracerPid `tracer`: wallspy
+ * attach has seized it (its other threads are traced only while a tick
+ * samples them). */
 bool e2e_wait_traced(pid_t pid, pid_t tracer, int timeout_ms);
 
 /* Context switches (voluntary + involuntary) of thread tid of pid so far,

@@ -151,6 +151,6 @@ struct e2e_proc e2e_spawn_attach(pid_t pid, const char *const opts[],
 	struct e2e_proc wallspy = e2e_spawn((char *const *)argv, &spawn);
 
 	cr_assert(e2e_wait_traced(pid, wallspy.pid, 10000),
-		  "wallspy attach did not seize every thread of %d in 10 s", pid);
+		  "wallspy attach did not seize %d in 10 s", pid);
 	return wallspy;
 }

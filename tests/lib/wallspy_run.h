@@ -47,7 +47,7 @@ struct e2e_result e2e_attach(pid_t pid, const char *const opts[],
 
 /* Starts `wallspy attach -o DIR/NAME OPTS... PID` in a fresh directory DIR
  * (stdout and stderr piped, for e2e_collect) and waits up to 10 s until it
- * has seized every thread of pid (their TracerPid is wallspy's). The
+ * has seized pid (its leader's TracerPid is wallspy's). The
  * output's path in *out. */
 struct e2e_proc e2e_spawn_attach(pid_t pid, const char *const opts[],
 				 const char *name, const char **out);

@@ -66,6 +66,17 @@ Test(cli, record_options)
 	cr_expect_str_eq(o.argv[1], "-r");
 }
 
+Test(cli, subprocesses_and_group_by_process)
+{
+	struct ws_options o;
+	cr_assert_null(PARSE(&o, "attach", "--subprocesses", "--group-by",
+			     "process", "1234"));
+	cr_expect(o.subprocesses);
+	cr_expect_eq(o.group_by, WS_GROUP_PROCESS);
+	cr_assert_null(PARSE(&o, "record", "--", "sh"));
+	cr_expect_not(o.subprocesses);
+}
+
 Test(cli, record_without_dashes_stops_at_command)
 {
 	struct ws_options o;
@@ -306,4 +317,41 @@ Test(cli, help_lists_every_runtime)
 		cr_expect_leq(len, 79, "long help line: %.*s", (int)len, line);
 		line += len + (line[len] == '\n');
 	}
+}
+
+/* The permission advice says only what applies: Yama's scope only where
+ * the kernel has Yama, the container's --cap-add only for a root without
+ * the capability, and, with the capability, that something else forbids
+ * it. */
+Test(cli, permission_advice_only_what_applies)
+{
+	char buf[512];
+	struct ws_permission_facts user = {.yama_scope = -1};
+	ws_cli_permission_advice(&user, buf, sizeof(buf));
+	cr_assert(strstr(buf, "CAP_SYS_PTRACE") && !strstr(buf, "ptrace_scope") &&
+		  !strstr(buf, "cap-add"), "%s", buf);
+
+	struct ws_permission_facts user_yama = {.yama_scope = 1};
+	ws_cli_permission_advice(&user_yama, buf, sizeof(buf));
+	cr_assert(strstr(buf, "CAP_SYS_PTRACE") &&
+		  strstr(buf, "ptrace_scope is 1") &&
+		  strstr(buf, "wallspy record"), "%s", buf);
+
+	struct ws_permission_facts container = {.root = true, .yama_scope = 0};
+	ws_cli_permission_advice(&container, buf, sizeof(buf));
+	cr_assert(strstr(buf, "--cap-add SYS_PTRACE") &&
+		  !strstr(buf, "ptrace_scope"), "%s", buf);
+
+	struct ws_permission_facts capable = {.root = true,
+					      .cap_sys_ptrace = true,
+					      .yama_scope = 1};
+	ws_cli_permission_advice(&capable, buf, sizeof(buf));
+	cr_assert(strstr(buf, "security module") && !strstr(buf, "cap-add"),
+		  "%s", buf);
+
+	struct ws_permission_facts locked = {.root = true,
+					     .cap_sys_ptrace = true,
+					     .yama_scope = 3};
+	ws_cli_permission_advice(&locked, buf, sizeof(buf));
+	cr_assert(strstr(buf, "ptrace_scope is 3"), "%s", buf);
 }

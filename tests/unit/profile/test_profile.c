@@ -352,6 +352,31 @@ Test(profile, group_names)
 			 "idle \u2014 task-seconds");
 	ws_profile_destroy(profile);
 
+	/* Processes: one group each, named after the command it runs last;
+	 * the same task id in two processes is two tasks. */
+	profile = pf_create(WS_GROUP_PROCESS);
+	s.task_id = 1;
+	s.process = 100;
+	s.process_name = "sh";
+	pf_add(profile, &s);
+	s.process = 101;
+	pf_add(profile, &s);
+	s.process_name = "make"; /* 101 called exec */
+	pf_add(profile, &s);
+	cr_assert_eq(ws_profile_group_count(profile), 2);
+	cr_assert_str_eq(ws_profile_group_name(profile, 0), "process 100 \"sh\"");
+	cr_assert_str_eq(ws_profile_group_name(profile, 1), "process 101 \"make\"");
+	ws_profile_destroy(profile);
+	profile = pf_create(WS_GROUP_TASK);
+	s.process = 100;
+	pf_add(profile, &s);
+	s.process = 101;
+	pf_add(profile, &s);
+	cr_assert_eq(ws_profile_group_count(profile), 2);
+	ws_profile_destroy(profile);
+	s.process = 0;
+	s.process_name = NULL;
+
 	profile = pf_create(WS_GROUP_ALL);
 	for (int tid = 1; tid < 5; tid++) {
 		s.thread = tid;

@@ -114,7 +114,8 @@ static void check_chains(enum ws_unwind_backend backend)
 	struct ws_snapshot_set set;
 	size_t stopped = 0;
 
-	expect_ok(ws_target_attach(pid, &t), "attach");
+	expect_ok(ws_target_attach(pid, 0, &t), "attach");
+	ws_target_read_names(t);
 	expect_ok(ws_symbols_create(pid, &symbols), "symbols");
 	expect_ok(ws_unwinder_create(pid, ws_symbols_dwfl(symbols), &unwinder),
 		  "unwinder");
@@ -224,7 +225,7 @@ Test(unwind, a_cut_copy_ends_the_unwind_with_a_reason, .timeout = 60,
 	struct ws_snapshot_set set;
 	size_t stopped = 0;
 
-	expect_ok(ws_target_attach(pid, &t), "attach");
+	expect_ok(ws_target_attach(pid, 0, &t), "attach");
 	expect_ok(ws_unwinder_create(pid, NULL, &unwinder), "unwinder");
 	expect_ok(ws_target_stop_all(t, STOP_TIMEOUT_NS, NULL, NULL, &stopped,
 				     NULL), "stop_all");

@@ -63,7 +63,8 @@ static struct ws_target *attach_threads_blocked(void)
 	pid_t pid = e2e_start_fixture("threads_blocked", NULL, "ready", 10000);
 	struct ws_target *t = NULL;
 
-	expect_ok(ws_target_attach(pid, &t), "attach");
+	expect_ok(ws_target_attach(pid, 0, &t), "attach");
+	ws_target_read_names(t);
 	return t;
 }
 
@@ -87,11 +88,25 @@ Test(target, attach_seizes_every_thread, .timeout = 30, .fini = e2e_cleanup)
 	struct ws_target *t = attach_threads_blocked();
 	pid_t pid = t->pid;
 
-	/* Six table threads and main, each seized by us, none stopped by
-	 * seizing, each under its own name. */
-	cr_assert_eq(e2e_tids(pid, (pid_t[64]){0}, 64), TB_THREADS + 1);
+	/* Six table threads and main, each known under its own name, none
+	 * stopped; the leader seized by us, the others traced only while a
+	 * tick samples them (TracerPid 0 until then). */
+	pid_t tids[64];
+	int n = e2e_tids(pid, tids, 64);
+	cr_assert_eq(n, TB_THREADS + 1);
 	check_thread_set(t);
-	cr_assert(e2e_traced_by(pid, getpid()), "a thread is not traced by us");
+	for (int i = 0; i < n; i++)
+		cr_assert_eq(e2e_tracer(pid, tids[i]), tids[i] == pid ? getpid() : 0,
+			     "thread %d: tracer %d", tids[i], e2e_tracer(pid, tids[i]));
+	size_t stopped = 0;
+	expect_ok(ws_target_stop_all(t, STOP_TIMEOUT_NS, NULL, NULL, &stopped,
+				     NULL), "stop_all");
+	cr_assert_eq(stopped, TB_THREADS + 1);
+	cr_assert(e2e_traced_by(pid, getpid()), "a held thread is not traced by us");
+	ws_target_resume_all(t);
+	for (int i = 0; i < n; i++)
+		cr_assert_eq(e2e_tracer(pid, tids[i]), tids[i] == pid ? getpid() : 0,
+			     "thread %d still traced after its tick", tids[i]);
 	cr_assert(e2e_running_not_stopped(pid, 3, 20),
 		  "seizing stopped a thread");
 	cr_assert_not_null(thread_named(t, TB_MAIN_NAME));
@@ -146,7 +161,8 @@ Test(target, stop_all_holds_every_thread_with_its_registers, .timeout = 30,
 		}
 	}
 	struct ws_target *t = NULL;
-	expect_ok(ws_target_attach(pid, &t), "attach");
+	expect_ok(ws_target_attach(pid, 0, &t), "attach");
+	ws_target_read_names(t);
 	size_t stopped = 0;
 	expect_ok(ws_target_stop_all(t, STOP_TIMEOUT_NS, NULL, NULL, &stopped,
 				     NULL), "stop_all");
@@ -308,7 +324,7 @@ static struct ws_target *launch(const char *const argv[], int *out_fd)
 	cr_assert_geq(saved, 0);
 	cr_assert_eq(dup2(fds[1], STDOUT_FILENO), STDOUT_FILENO);
 	struct ws_target *t = NULL;
-	struct ws_error *err = ws_target_launch((char *const *)full, &t);
+	struct ws_error *err = ws_target_launch((char *const *)full, 0, &t);
 	dup2(saved, STDOUT_FILENO);
 	close(saved);
 	close(fds[1]);
@@ -329,6 +345,8 @@ static bool run_until_line(struct ws_target *t, int out_fd, const char *want,
 
 	while (ws_now_ns() < deadline && !t->exited) {
 		ws_target_wait_events(t, ws_now_ns() + 10 * 1000000);
+		if (ws_target_untraced(t, NULL))
+			expect_ok(ws_target_scan(t), "scan");
 		struct pollfd p = { .fd = out_fd, .events = POLLIN };
 		if (poll(&p, 1, 0) != 1)
 			continue;
@@ -360,8 +378,9 @@ static const char *exe_of(pid_t pid)
 }
 
 /* A launched command waits at its exec stop, before its first
- * instruction, until resumed; then it runs, its new threads are traced as
- * they come, and it is left running when the target is destroyed. */
+ * instruction, until resumed; then it runs, its new threads are traced
+ * once a scan finds them, and it is left running when the target is
+ * destroyed. */
 Test(target, launch_holds_the_command_at_exec, .timeout = 30,
      .fini = e2e_cleanup)
 {
@@ -387,7 +406,7 @@ Test(target, launch_holds_the_command_at_exec, .timeout = 30,
 	cr_assert_str_eq(exe_of(pid), real);
 	check_thread_set(t);
 	cr_assert_eq(live_threads(t), TB_THREADS + 1);
-	cr_assert(e2e_traced_by(pid, getpid()));
+	cr_assert_eq(e2e_tracer(pid, pid), getpid());
 	ws_target_destroy(t);
 	close(out_fd);
 	e2e_check_healthy_then_stop(pid);
@@ -395,8 +414,9 @@ Test(target, launch_holds_the_command_at_exec, .timeout = 30,
 
 /* thread_churn creates and joins 2000 threads, eight at a time, while we
  * stop it over and over: every thread a tick holds is one of the process
- * at that instant (/proc lists it: it is stopped), new threads are held as
- * soon as they exist (many distinct threads are seen), and the program's
+ * at that instant (/proc lists it: it is stopped), new threads are found
+ * by the scan before each tick (many distinct threads are seen), and the
+ * program's
  * work is unharmed: it prints the sum fixture_truth computes and exits 0,
  * which the target reports. */
 Test(target, follows_thread_churn, .timeout = 60, .fini = e2e_cleanup)
@@ -411,6 +431,8 @@ Test(target, follows_thread_churn, .timeout = 60, .fini = e2e_cleanup)
 	while (!t->exited) {
 		size_t stopped = 0;
 
+		if (ws_target_untraced(t, NULL))
+			expect_ok(ws_target_scan(t), "scan");
 		expect_ok(ws_target_stop_all(t, STOP_TIMEOUT_NS, NULL, NULL,
 					     &stopped, NULL), "stop_all");
 		for (size_t i = 0; i < t->nthreads; i++) {
