@@ -237,6 +237,12 @@ static struct ws_error *find_group(struct ws_profile *profile,
 		.key = key,
 		.has_task_name = sample->task_name != NULL,
 		.aggregated = group_aggregates(profile->group_by, key),
+		/* The process's own main thread: its thread's group, or the
+		 * task that is that thread (not a goroutine whose id happens
+		 * to equal the pid). */
+		.main_thread = profile->pid > 0 && sample->thread == profile->pid &&
+			       (profile->group_by == WS_GROUP_THREAD ||
+				sample->task_id == (uint64_t)profile->pid),
 		.start = sample->time,
 		.end = sample->time,
 		.cursor = sample->time,
@@ -582,8 +588,7 @@ static const struct group *group_at(const struct ws_profile *cprofile,
 				key = 0;
 			} else if (key >> 63) {
 				rank = 2; /* idle workers */
-			} else if (profile->pid > 0 &&
-				   key == (uint64_t)profile->pid) {
+			} else if (group->main_thread) {
 				rank = 0;
 			} else {
 				rank = 1;

@@ -135,6 +135,7 @@ struct group {
 	bool has_task_name;  /* thread groups: name already carries one */
 	bool aggregated;     /* entries unique by (stack, context), merged
 			      * weights: see group_aggregates */
+	bool main_thread;    /* the target's main thread: ordered first */
 	double start, end, weight;
 	double cursor;       /* time-ordered: end of what the entries cover */
 	uint32_t *stacks;

@@ -3,6 +3,7 @@
  * leaf frames, group names, merging and aggregation, and that the weights
  * put in come back out. Samples are built by hand; no process is traced.
  */
+#include <ctype.h>
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -667,4 +668,32 @@ Test(profile, title_and_duration)
 	cr_assert_float_eq(ws_profile_interval(profile), 0.01, 0);
 	ws_profile_destroy(profile);
 	ws_profile_destroy(NULL);
+}
+
+/* Per-task profiles: the process's main thread (task = thread = pid)
+ * first, then by id; a goroutine whose id happens to equal the pid (pids
+ * wrap below a Go program's goroutine ids) is ordered by its id. */
+Test(profile, main_thread_first_not_a_task_with_the_pid_as_id)
+{
+	for (int go = 0; go < 2; go++) {
+		struct ws_profile *profile = pf_create(WS_GROUP_TASK);
+		ws_profile_set_process(profile, 300);
+		static const uint64_t ids[] = { 900, 300, 5 };
+		for (size_t i = 0; i < 3; i++) {
+			struct ws_sample s = sample_of(pf_leaf_to_main, 3,
+						       WS_STATE_RUNNING, 0.01 * i);
+			s.task_id = ids[i];
+			/* Threads: each task is its thread; Go: task 300
+			 * runs on thread 900. */
+			s.thread = go && ids[i] == 300 ? 900 : (int)ids[i];
+			pf_add(profile, &s);
+		}
+		cr_assert_eq(ws_profile_group_count(profile), 3);
+		const char *first = ws_profile_group_name(profile, 0);
+		const char *want = go ? "task 5" : "task 300";
+		cr_expect(strncmp(first, want, strlen(want)) == 0 &&
+			  !isdigit((unsigned char)first[strlen(want)]),
+			  "%s: first group \"%s\"", go ? "go" : "threads", first);
+		ws_profile_destroy(profile);
+	}
 }
