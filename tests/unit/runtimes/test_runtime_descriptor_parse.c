@@ -91,7 +91,7 @@ static struct ws_error *parse(const char *text, struct descriptor *d)
 
 /* ---- good descriptors ---- */
 
-static const struct reg_field *reg(const struct descriptor *d, int regno)
+static const struct reg_spec *reg(const struct descriptor *d, int regno)
 {
 	for (size_t i = 0; i < d->nregs; i++)
 		if (d->regs[i].regno == regno)
@@ -115,31 +115,38 @@ static void check_common(const struct descriptor *d)
 	cr_assert_str_eq(d->name, "greenrt");
 	cr_assert_str_eq(d->root_function, "greenrt_task_main");
 	cr_assert_eq(d->task_size, sizeof(struct greenrt_task));
-	cr_assert(d->has_id && d->has_name && d->has_entry && d->has_worker &&
-		  d->has_stack);
-	cr_assert_eq(d->id.offset, offsetof(struct greenrt_task, id));
-	cr_assert_eq(d->id.size, sizeof(uint64_t));
-	cr_assert_eq(d->name_field.offset, offsetof(struct greenrt_task, name));
-	cr_assert_eq(d->name_field.size, GREENRT_NAME_LEN);
-	cr_assert_eq(d->state.offset, offsetof(struct greenrt_task, state));
-	cr_assert_eq(d->state.size, sizeof(enum greenrt_state));
+	cr_assert(d->has_id && d->name_kind == NAME_CHARS && d->has_entry &&
+		  d->has_worker && d->stack_kind == STACK_LO_HI);
+	cr_assert_eq(d->version, 1);
+	cr_assert_eq(d->nroots, 1);
+	cr_assert_not(d->single_thread, "format 1: no main-thread rule");
+	/* No pointers: every path is one hop inside the task struct. */
+	cr_assert_eq(d->id.nhops, 1);
+	cr_assert_eq(d->id.hop[0].offset, offsetof(struct greenrt_task, id));
+	cr_assert_eq(d->id.hop[0].size, sizeof(uint64_t));
+	cr_assert_eq(d->name_path.hop[0].offset, offsetof(struct greenrt_task, name));
+	cr_assert_eq(d->name_path.hop[0].size, GREENRT_NAME_LEN);
+	cr_assert_eq(d->state.hop[0].offset, offsetof(struct greenrt_task, state));
+	cr_assert_eq(d->state.hop[0].size, sizeof(enum greenrt_state));
 	cr_assert_eq(d->reason_kind, REASON_STRING, "wait_reason is a string");
-	cr_assert_eq(d->reason.offset, offsetof(struct greenrt_task, wait_reason));
-	cr_assert_eq(d->stack_lo.offset, offsetof(struct greenrt_task, stack_lo));
-	cr_assert_eq(d->stack_hi.offset, offsetof(struct greenrt_task, stack_hi));
-	cr_assert_eq(d->entry.offset, offsetof(struct greenrt_task, entry));
-	cr_assert_eq(d->worker.offset, offsetof(struct greenrt_task, worker));
+	cr_assert_eq(d->reason.hop[0].offset, offsetof(struct greenrt_task, wait_reason));
+	cr_assert_eq(d->stack_a.hop[0].offset, offsetof(struct greenrt_task, stack_lo));
+	cr_assert_eq(d->stack_b.hop[0].offset, offsetof(struct greenrt_task, stack_hi));
+	cr_assert_eq(d->entry.hop[0].offset, offsetof(struct greenrt_task, entry));
+	cr_assert_eq(d->worker.hop[0].offset, offsetof(struct greenrt_task, worker));
 
 	cr_assert_eq(d->nregs, 8);
 	for (size_t i = 0; i < sizeof(regs) / sizeof(regs[0]); i++) {
-		const struct reg_field *r = reg(d, regs[i].regno);
+		const struct reg_spec *r = reg(d, regs[i].regno);
 
 		cr_assert_not_null(r, "no register %d", regs[i].regno);
-		cr_assert_eq(r->field.offset, GREG_OFFSET(regs[i].greg),
+		cr_assert_eq(r->member.nhops, 1);
+		cr_assert_eq(r->member.hop[0].offset, GREG_OFFSET(regs[i].greg),
 			     "register %d at %" PRIu64 ", gregs[%d] is at %zu",
-			     regs[i].regno, r->field.offset, regs[i].greg,
+			     regs[i].regno, r->member.hop[0].offset, regs[i].greg,
 			     GREG_OFFSET(regs[i].greg));
-		cr_assert_eq(r->field.size, sizeof(greg_t));
+		cr_assert_eq(r->member.hop[0].size, sizeof(greg_t));
+		cr_assert(!r->mangled && !r->has_at && r->add == 0);
 	}
 
 	/* Enumerator names resolved to greenrt's values. */
@@ -157,8 +164,8 @@ static void check_common(const struct descriptor *d)
 	cr_assert(d->has_workers && d->has_worker_count);
 	cr_assert_eq(d->workers.kind, WS_DWTYPE_ARRAY);
 	cr_assert_eq(d->worker_size, sizeof(struct greenrt_worker));
-	cr_assert_eq(d->worker_tid.offset, offsetof(struct greenrt_worker, tid));
-	cr_assert_eq(d->worker_current.offset,
+	cr_assert_eq(d->worker_tid.hop[0].offset, offsetof(struct greenrt_worker, tid));
+	cr_assert_eq(d->worker_current.hop[0].offset,
 		     offsetof(struct greenrt_worker, current));
 }
 
@@ -169,11 +176,10 @@ Test(runtime_descriptor_parse, pointer_array_descriptor, FIXTURE_OPTS)
 
 	cr_assert_null(err, "%s", err ? err->message : "");
 	check_common(&d);
-	cr_assert_eq(d.layout, LAYOUT_POINTER_ARRAY);
-	cr_assert(d.has_count);
-	cr_assert_not(d.has_next);
+	cr_assert_eq(d.roots[0].layout, LAYOUT_POINTER_ARRAY);
+	cr_assert(d.roots[0].has_count);
 	cr_assert(d.has_switches);
-	cr_assert_eq(d.switches.offset, offsetof(struct greenrt_task, switches));
+	cr_assert_eq(d.switches.hop[0].offset, offsetof(struct greenrt_task, switches));
 	cr_assert_eq(reads, 0, "parsing read the target's memory %lu times", reads);
 	ws_descriptor_deinit(&d);
 }
@@ -185,10 +191,11 @@ Test(runtime_descriptor_parse, list_descriptor, FIXTURE_OPTS)
 
 	cr_assert_null(err, "%s", err ? err->message : "");
 	check_common(&d);
-	cr_assert_eq(d.layout, LAYOUT_LIST);
-	cr_assert_eq(d.registry.kind, WS_DWTYPE_POINTER);
-	cr_assert(d.has_next);
-	cr_assert_eq(d.next.offset, offsetof(struct greenrt_task, all_next));
+	cr_assert_eq(d.roots[0].layout, LAYOUT_LIST);
+	cr_assert_eq(d.roots[0].head.kind, WS_DWTYPE_POINTER);
+	cr_assert_eq(d.roots[0].next.nhops, 1);
+	cr_assert_eq(d.roots[0].next.hop[0].offset, offsetof(struct greenrt_task, all_next));
+	cr_assert_eq(d.roots[0].link, 0);
 	cr_assert_not(d.has_switches, "the list form has no switch count");
 	cr_assert_eq(reads, 0, "parsing read the target's memory %lu times", reads);
 	ws_descriptor_deinit(&d);
