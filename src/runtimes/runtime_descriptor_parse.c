@@ -690,13 +690,14 @@ static struct ws_error *parse_register(struct parser *s, const cJSON *v,
 	return err;
 }
 
-static struct ws_error *parse_registers(struct parser *s, const cJSON *task)
+/* One register set: {"rip": ..., "rsp": ..., ...}. */
+static struct ws_error *parse_register_set(struct parser *s, const cJSON *regs)
 {
 	struct descriptor *d = s->d;
-	const cJSON *regs = jget(task, "registers");
-	if (!cJSON_IsObject(regs))
-		return dmsg(d, "task.registers", "missing (member paths of the saved rip, rsp, ...)");
 	const cJSON *v;
+	d->nregs = 0;
+	d->uses_guard = d->has_frame = false;
+	d->frame_lo = d->frame_hi = 0;
 	cJSON_ArrayForEach(v, regs) {
 		bool known = false;
 		for (size_t i = 0; i < sizeof(reg_names) / sizeof(reg_names[0]); i++)
@@ -736,6 +737,42 @@ static struct ws_error *parse_registers(struct parser *s, const cJSON *task)
 		}
 	}
 	return NULL;
+}
+
+/* task.registers: one register set, or (format 2) an array of them, the
+ * first whose paths the target's DWARF has winning: one descriptor for a
+ * runtime built with either machine context (Pth: a ucontext or a
+ * jmp_buf). */
+static struct ws_error *parse_registers(struct parser *s, const cJSON *task)
+{
+	struct descriptor *d = s->d;
+	const cJSON *regs = jget(task, "registers");
+	if (cJSON_IsObject(regs))
+		return parse_register_set(s, regs);
+	if (!cJSON_IsArray(regs) || d->version < 2 || !cJSON_GetArraySize(regs))
+		return dmsg(d, "task.registers", "missing (member paths of the saved rip, rsp, ...)");
+	struct ws_error *first = NULL;
+	const cJSON *set;
+	cJSON_ArrayForEach(set, regs) {
+		if (!cJSON_IsObject(set)) {
+			ws_error_destroy(first);
+			return dmsg(d, "task.registers", "expected an array of register objects");
+		}
+		struct ws_error *err = parse_register_set(s, set);
+		if (!err) {
+			ws_error_destroy(first);
+			return NULL;
+		}
+		if (err->kind != WS_ERR_NO_DEBUGINFO) {
+			ws_error_destroy(first);
+			return err;
+		}
+		if (first)
+			ws_error_destroy(err);
+		else
+			first = err;
+	}
+	return first;
 }
 
 static struct ws_error *parse_stack(struct parser *s, const cJSON *task)
