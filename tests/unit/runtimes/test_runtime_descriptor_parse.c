@@ -12,7 +12,11 @@
  * descriptor; WS_ERR_NO_DEBUGINFO: exit 7, a name the DWARF lacks) and one
  * line naming the descriptor, the JSON path and the missing name. How the
  * binary reports them (exit code, message, the target unharmed) is
- * tests/e2e/test_e2e_descriptor.c.
+ * tests/e2e/test_e2e_descriptor.c. The shipped descriptors (descriptors/)
+ * are parsed against the real runtimes' fixtures (Pth's two builds,
+ * Crystal), offline the same way: which register set resolves, which
+ * registers are mangled or saved on the stack, at the offsets the
+ * runtimes' own sources give.
  */
 #include <criterion/criterion.h>
 #include <elfutils/libdwfl.h>
@@ -21,6 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ucontext.h>
+#include <unistd.h>
 
 #include "descriptor_edit.h"
 #include "e2e_util.h"
@@ -390,4 +395,190 @@ Test(runtime_descriptor_parse, enumerator_not_in_dwarf, FIXTURE_OPTS)
 		       WS_ERR_NO_DEBUGINFO,
 		       NAMES("$.task.state.values.GREENRT_PARKED", "GREENRT_PARKED",
 			     "enum greenrt_state"));
+}
+
+/* --- paths the DWARF cannot follow (WS_ERR_USAGE: exit 2, not 1) --- */
+
+/* A register index past gregs[23]. */
+Test(runtime_descriptor_parse, register_index_out_of_range, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_DESCRIPTOR, "task.registers", "rip",
+			      "ctx.uc_mcontext.gregs[99]"),
+		       WS_ERR_USAGE, NAMES("$.task.registers.rip", "index 99 out of range"));
+}
+
+/* "->" through a member that is not a pointer. */
+Test(runtime_descriptor_parse, hop_through_a_non_pointer, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_DESCRIPTOR, "task", "switches", "id->x"),
+		       WS_ERR_USAGE, NAMES("$.task.switches", "'id'", "is not a pointer"));
+}
+
+/* A list whose next is not a pointer is caught at load, not mid-walk. */
+Test(runtime_descriptor_parse, next_not_a_pointer, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_LIST_DESCRIPTOR, "registry", "next", "id"),
+		       WS_ERR_USAGE, NAMES("$.registry.next", "is not a pointer"));
+}
+
+/* Format 2's shapes need format 2. */
+Test(runtime_descriptor_parse, ring_needs_format_2, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_LIST_DESCRIPTOR, "registry", "layout", "ring"),
+		       WS_ERR_USAGE, NAMES("$.registry.layout", "runtime-descriptor/2"));
+}
+
+/* A path through a pointer, the count as a member path into a global, in
+ * format 2: greenrt's list descriptor walking tasks through `worker->`. */
+Test(runtime_descriptor_parse, format_2_paths_through_pointers, FIXTURE_OPTS)
+{
+	cJSON *j = de_load(GREENRT_LIST_DESCRIPTOR);
+	struct descriptor d;
+
+	de_set_string(j, "", "wallspy", "runtime-descriptor/2");
+	de_set_string(j, "task", "switches", "worker->tid");
+	struct ws_error *err = parse(de_text(j), &d);
+	cr_assert_null(err, "%s", err ? err->message : "");
+	cr_assert_eq(d.version, 2);
+	cr_assert(d.has_switches);
+	cr_assert_eq(d.switches.nhops, 2);
+	cr_assert_eq(d.switches.hop[0].offset, offsetof(struct greenrt_task, worker));
+	cr_assert_eq(d.switches.hop[1].offset, offsetof(struct greenrt_worker, tid));
+	/* With workers, format 2 is not the main-thread rule. */
+	cr_assert_not(d.single_thread);
+	cr_assert_eq(reads, 0);
+	ws_descriptor_deinit(&d);
+}
+
+/* ---- the shipped descriptors, against the real runtimes' DWARF ---- */
+
+#define PTH_DESCRIPTOR WS_SOURCE_DIR "/descriptors/pth.wallspy.json"
+#define CRYSTAL_DESCRIPTOR WS_SOURCE_DIR "/descriptors/crystal.wallspy.json"
+
+/* Opens a built real-runtime fixture offline instead of greenrt_parked;
+ * skips when it was not built (build-pth.sh says why in its place). */
+static void open_real(const char *name)
+{
+	const char *path = e2e_fixture(name);
+	static const struct ws_memory_reader image = { image_read, NULL };
+
+	if (access(path, X_OK) != 0)
+		cr_skip_test("%s not built", path);
+	dwfl = dwfl_begin(&offline);
+	cr_assert_not_null(dwfl_report_offline(dwfl, name, path, -1),
+			   "%s: %s", path, dwfl_errmsg(-1));
+	cr_assert_eq(dwfl_report_end(dwfl, NULL, NULL), 0);
+	struct ws_error *err = ws_dwtype_program_create(dwfl, &image, &prog);
+	cr_assert_null(err, "%s", err ? err->message : "");
+	reads = 0;
+}
+
+static void open_pth_uctx(void) { open_real("pth/pth_fixture_uctx"); }
+static void open_pth_sjlj(void) { open_real("pth/pth_fixture_sjlj"); }
+static void open_crystal(void) { open_real("crystal/crystal_fibers"); }
+
+static const struct reg_spec *parsed_reg(const struct descriptor *d, int regno)
+{
+	const struct reg_spec *r = reg(d, regno);
+	cr_assert_not_null(r, "no register %d", regno);
+	return r;
+}
+
+/* Pth: five rings and the current thread, wait reasons from bits, stack
+ * as base and size, dispatches as the switch count; the first register
+ * set (ucontext gregs) resolves in the default build. */
+static void check_pth(const struct descriptor *d)
+{
+	cr_assert_str_eq(d->name, "pth");
+	cr_assert_str_eq(d->detect_symbol, "__pth_NQ");
+	cr_assert_eq(d->nroots, 5);
+	for (size_t i = 0; i < d->nroots; i++) {
+		cr_assert_eq(d->roots[i].layout, LAYOUT_RING);
+		cr_assert(d->roots[i].has_count);
+		cr_assert_eq(d->roots[i].head.path.nhops, 1, "q_head inside the queue");
+	}
+	cr_assert(d->has_current && d->single_thread && d->has_switches);
+	cr_assert_eq(d->reason_kind, REASON_BITS);
+	cr_assert_eq(d->reason.nhops, 2, "events->ev_type");
+	cr_assert_str_eq(ws_descriptor_map_lookup(&d->reasons, 0x20), "msg");
+	cr_assert_eq(d->stack_kind, STACK_BASE_SIZE);
+	cr_assert_eq(d->nregs, 8);
+}
+
+Test(runtime_descriptor_parse, pth_ucontext, .init = open_pth_uctx,
+     .fini = close_fixture, .timeout = 30)
+{
+	struct descriptor d;
+	struct ws_error *err = parse(de_text(de_load(PTH_DESCRIPTOR)), &d);
+
+	cr_assert_null(err, "%s", err ? err->message : "");
+	check_pth(&d);
+	/* gregs by glibc's REG_* numbers: rsp 15 and rip 16 adjacent. */
+	const struct reg_spec *rsp = parsed_reg(&d, WS_REG_RSP), *rip = parsed_reg(&d, WS_REG_RIP);
+	cr_assert_eq(rip->member.hop[0].offset, rsp->member.hop[0].offset + sizeof(greg_t));
+	cr_assert(!rsp->mangled && !rip->mangled && !d.uses_guard);
+	cr_assert_eq(reads, 0);
+	ws_descriptor_deinit(&d);
+}
+
+/* The setjmp build has no mctx.uc: the jmp_buf set resolves, with rbp,
+ * rsp and the pc mangled (__jmpbuf[1], [6], [7]) and the others not. */
+Test(runtime_descriptor_parse, pth_setjmp, .init = open_pth_sjlj,
+     .fini = close_fixture, .timeout = 30)
+{
+	struct descriptor d;
+	struct ws_error *err = parse(de_text(de_load(PTH_DESCRIPTOR)), &d);
+
+	cr_assert_null(err, "%s", err ? err->message : "");
+	check_pth(&d);
+	cr_assert(d.uses_guard);
+	const struct reg_spec *rbx = parsed_reg(&d, WS_REG_RBX);
+	static const struct { int regno, slot; bool mangled; } jb[] = {
+		{ WS_REG_RBX, 0, false }, { WS_REG_RBP, 1, true }, { 12, 2, false },
+		{ 13, 3, false }, { 14, 4, false }, { 15, 5, false },
+		{ WS_REG_RSP, 6, true }, { WS_REG_RIP, 7, true },
+	};
+	for (size_t i = 0; i < sizeof(jb) / sizeof(jb[0]); i++) {
+		const struct reg_spec *r = parsed_reg(&d, jb[i].regno);
+		cr_assert_eq(r->member.hop[0].offset,
+			     rbx->member.hop[0].offset + 8 * (uint64_t)jb[i].slot,
+			     "register %d", jb[i].regno);
+		cr_assert_eq(r->mangled, jb[i].mangled, "register %d", jb[i].regno);
+	}
+	ws_descriptor_deinit(&d);
+}
+
+/* Crystal: the registry behind an ELF symbol typed from DWARF (no
+ * variable DIE exists), names as String objects, and the registers saved
+ * on the fiber's stack at the offsets Crystal's swapcontext pushes them. */
+Test(runtime_descriptor_parse, crystal, .init = open_crystal,
+     .fini = close_fixture, .timeout = 30)
+{
+	struct descriptor d;
+	struct ws_error *err = parse(de_text(de_load(CRYSTAL_DESCRIPTOR)), &d);
+
+	cr_assert_null(err, "%s", err ? err->message : "");
+	cr_assert_eq(d.nroots, 1);
+	cr_assert_eq(d.roots[0].layout, LAYOUT_LIST);
+	cr_assert_eq(d.roots[0].head.var.kind, WS_DWTYPE_POINTER,
+		     "Fiber::fibers holds a reference");
+	cr_assert_eq(d.roots[0].head.path.nhops, 2, "Fiber::fibers->head");
+	cr_assert_eq(d.name_kind, NAME_LENGTH_PREFIXED);
+	cr_assert(d.single_thread && !d.has_switches && !d.has_current);
+	cr_assert(d.has_frame);
+	cr_assert_eq(d.frame_lo, 0);
+	cr_assert_eq(d.frame_hi, 0x40);
+	static const struct { int regno; int64_t at; } at[] = {
+		{ 15, 0x00 }, { 14, 0x08 }, { 13, 0x10 }, { 12, 0x18 },
+		{ WS_REG_RBP, 0x20 }, { WS_REG_RBX, 0x28 }, { WS_REG_RIP, 0x38 },
+	};
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		const struct reg_spec *r = parsed_reg(&d, at[i].regno);
+		cr_assert(r->has_at && r->at == at[i].at, "register %d", at[i].regno);
+	}
+	const struct reg_spec *rsp = parsed_reg(&d, WS_REG_RSP);
+	cr_assert(!rsp->has_at && rsp->add == 0x40);
+	cr_assert_str_eq(d.root_file, "/fiber.cr");
+	cr_assert_eq(reads, 0, "parsing read the target's memory %lu times", reads);
+	ws_descriptor_deinit(&d);
 }
