@@ -238,6 +238,64 @@ Test(e2e_runtimes, crystal_dump_matches_truth, .timeout = 120, .fini = e2e_clean
 	e2e_check_healthy_then_stop(pid);
 }
 
+/* Pth's main thread has no stack bounds (it runs on the process stack):
+ * running, it is bounded by the main thread's stack mapping, and sampled
+ * from the live registers while the thread's sp lies in it. Its saved
+ * context (main_spin_1's last yield) would end elsewhere. */
+Test(e2e_runtimes, pth_main_task_running_without_bounds, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	pid_t pid = start(&pth_uctx, "main-spins");
+	cJSON *dump = e2e_dump_json(pid, NULL);
+	const cJSON *task, *main_task = NULL;
+
+	cJSON_ArrayForEach(task, cJSON_GetObjectItem(dump, "tasks"))
+		if (str_of(task, "name") && strcmp(str_of(task, "name"), "main") == 0)
+			main_task = task;
+	cr_assert_not_null(main_task, "no main task");
+	const cJSON *frames = cJSON_GetObjectItem(main_task, "frames");
+	const cJSON *thread = cJSON_GetObjectItem(main_task, "thread");
+	cr_assert_str_eq(str_of(main_task, "state"), "running");
+	cr_assert(e2e_json_is_integer(thread) && (pid_t)thread->valuedouble == pid,
+		  "main is not on the main thread");
+	cr_assert(cJSON_GetArraySize(frames) >= 4, "%s", frames_text(frames));
+	cr_assert_str_eq(frame_fn(frames, 0), "spin_forever", "%s", frames_text(frames));
+	cr_assert_str_eq(frame_fn(frames, 1), "main_spin_1", "%s", frames_text(frames));
+	cr_assert_str_eq(frame_fn(frames, 2), "spin_mode", "%s", frames_text(frames));
+	cr_assert_str_eq(frame_fn(frames, 3), "main", "%s", frames_text(frames));
+	e2e_check_healthy_then_stop(pid);
+}
+
+/* Every thread waits, main napping: Pth's scheduler blocks in select()
+ * on its own stack with __pth_current null (gdb: "Cannot access memory at
+ * address 0x18" for its name). No task is on the CPU, so main, like every
+ * other, is at its saved context, napping, not at the scheduler's
+ * select. */
+Test(e2e_runtimes, pth_all_waiting_while_scheduler_selects, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	static const char *const chain[] = {
+		"pth_yield", "pth_wait", "pth_nap", "main_nap_1", "nap_mode", "main",
+	};
+	pid_t pid = start(&pth_uctx, "main-naps");
+	const cJSON *task, *main_task = NULL;
+
+	/* Let the scheduler settle into its select. */
+	e2e_sleep_ms(200);
+	cJSON *dump = e2e_dump_json(pid, NULL);
+	cJSON_ArrayForEach(task, cJSON_GetObjectItem(dump, "tasks"))
+		if (str_of(task, "name") && strcmp(str_of(task, "name"), "main") == 0)
+			main_task = task;
+	cr_assert_not_null(main_task, "no main task");
+	const cJSON *frames = cJSON_GetObjectItem(main_task, "frames");
+	cr_assert_str_eq(str_of(main_task, "state"), "waiting", "%s", frames_text(frames));
+	cr_assert_str_eq(str_of(main_task, "wait_reason"), "time");
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(main_task, "thread")));
+	for (size_t i = 0; i < sizeof(chain) / sizeof(chain[0]); i++)
+		cr_assert_str_eq(frame_fn(frames, (int)i), chain[i], "%s", frames_text(frames));
+	e2e_check_healthy_then_stop(pid);
+}
+
 /* ---- recordings ---- */
 
 /* The samples of the folded lines whose stack (without the count) is
