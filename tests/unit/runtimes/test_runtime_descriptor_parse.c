@@ -582,3 +582,53 @@ Test(runtime_descriptor_parse, crystal, .init = open_crystal,
 	cr_assert_eq(reads, 0, "parsing read the target's memory %lu times", reads);
 	ws_descriptor_deinit(&d);
 }
+
+/* ---- the manual's examples are the files ---- */
+
+/* The JSON of the .EX block of man/wallspy-descriptor.5 that holds
+ * `marker`, groff escapes undone. */
+static cJSON *man_example(const char *marker)
+{
+	char *man = e2e_read_file(WS_SOURCE_DIR "/man/wallspy-descriptor.5");
+	cr_assert_not_null(man);
+	for (char *ex = strstr(man, ".EX\n{"); ex; ex = strstr(ex + 1, ".EX\n{")) {
+		char *end = strstr(ex, "\n.EE");
+		cr_assert_not_null(end);
+		*end = '\0';
+		if (!strstr(ex, marker)) {
+			*end = '\n';
+			continue;
+		}
+		char *out = ex + 4, *w = out;
+		for (const char *r = out; *r; r++) {
+			if (r[0] == '\\' && (r[1] == '-' || r[1] == 'e')) {
+				*w++ = r[1] == '-' ? '-' : '\\';
+				r++;
+			} else {
+				*w++ = *r;
+			}
+		}
+		*w = '\0';
+		cJSON *json = cJSON_Parse(out);
+		cr_assert_not_null(json, "the example with %s is not JSON", marker);
+		return json;
+	}
+	cr_assert_fail("no example with %s in wallspy-descriptor(5)", marker);
+	return NULL;
+}
+
+Test(runtime_descriptor_parse, manual_examples_are_the_files)
+{
+	static const struct { const char *marker, *file; } examples[] = {
+		{ "\"name\": \"greenrt\"", GREENRT_LIST_DESCRIPTOR },
+		{ "\"name\": \"pth\"", PTH_DESCRIPTOR },
+		{ "\"name\": \"crystal\"", CRYSTAL_DESCRIPTOR },
+	};
+	for (size_t i = 0; i < sizeof(examples) / sizeof(examples[0]); i++) {
+		cJSON *man = man_example(examples[i].marker);
+		cJSON *file = de_load(examples[i].file);
+		cr_assert(cJSON_Compare(man, file, true),
+			  "wallspy-descriptor(5)'s example differs from %s", examples[i].file);
+		cJSON_Delete(man);
+	}
+}
