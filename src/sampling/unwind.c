@@ -54,16 +54,24 @@ struct step {
 	enum step_kind kind;       /* STEP_LAST: the unwind ends here */
 };
 
+/* Whether [addr, addr + n) lies inside [start, start + size). Addresses
+ * come from the target's stack, so a hostile one may be anywhere: no sum
+ * is formed that could wrap around. */
+static bool inside(uint64_t addr, size_t n, uint64_t start, size_t size)
+{
+	return addr >= start && addr - start <= size &&
+	       size - (addr - start) >= n;
+}
+
 static int read_word(struct ws_unwinder *u, uint64_t addr, unw_word_t *out)
 {
 	const struct ws_snapshot *s = u->snap;
-	if (s && addr >= s->stack_start &&
-	    addr + sizeof(*out) <= s->stack_start + s->stack_size) {
+	if (s && inside(addr, sizeof(*out), s->stack_start, s->stack_size)) {
 		memcpy(out, s->stack + (addr - s->stack_start), sizeof(*out));
 		return 0;
 	}
 	if (s && s->truncated && addr >= s->stack_start &&
-	    addr < s->stack_start + s->stack_size + TRUNCATION_GUARD) {
+	    addr - s->stack_start < s->stack_size + TRUNCATION_GUARD) {
 		u->hit_truncation = true;
 		return -UNW_EINVAL;
 	}
@@ -71,7 +79,7 @@ static int read_word(struct ws_unwinder *u, uint64_t addr, unw_word_t *out)
 		return -UNW_EINVAL; /* stack beyond a short copy */
 	/* Words straddling a page boundary are read directly. */
 	uint64_t page = addr & ~(uint64_t)(PAGE_SIZE_ - 1);
-	if (addr + sizeof(*out) > page + PAGE_SIZE_) {
+	if (addr - page > PAGE_SIZE_ - sizeof(*out)) {
 		struct ws_error *err = ws_remote_read(u->pid, addr, out,
 						      sizeof(*out));
 		if (err) {

@@ -13,6 +13,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "e2e_util.h"
 #include "elf_util.h"
@@ -248,4 +250,55 @@ Test(unwind, a_cut_copy_ends_the_unwind_with_a_reason, .timeout = 60,
 	ws_unwinder_destroy(unwinder);
 	ws_target_destroy(t);
 	e2e_check_healthy_then_stop(pid);
+}
+
+/* A frame pointer from a hostile stack near the top of the address space.
+ * Found by fuzz/fuzz_unwind: a bounds check summed an address and the
+ * word's size, wrapped around, and read past the copy. Here the copy
+ * claims to stand at the last 71 bytes below 2^64 and the frame pointer
+ * points at its last word, so the return address beside it is the wrapped
+ * one; the copy's buffer ends at a page nothing may read, so reading past
+ * it would crash this test. This process is the "target". */
+static void hostile_frame_pointer(enum ws_unwind_backend backend)
+{
+	struct ws_symbols *symbols = NULL;
+	struct ws_unwinder *unwinder = NULL;
+	expect_ok(ws_symbols_create(getpid(), &symbols), "symbols");
+	expect_ok(ws_unwinder_create(getpid(), ws_symbols_dwfl(symbols),
+				     &unwinder), "unwinder");
+	expect_ok(ws_unwinder_set_backend(unwinder, backend), "backend");
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *pages = mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq(pages, MAP_FAILED);
+	cr_assert_eq(mprotect(pages + page, (size_t)page, PROT_NONE), 0);
+	uint8_t *stack = pages + page - 64;
+	memset(stack, 0x11, 64);
+	struct ws_snapshot snap;
+	memset(&snap, 0, sizeof(snap));
+	snap.stack = stack;
+	snap.stack_size = 64;
+	snap.stack_start = UINT64_MAX - 70;
+	snap.regs.value[WS_REG_RIP] = 0x1234; /* no unwind info: frame pointers */
+	snap.regs.value[WS_REG_RSP] = snap.stack_start;
+	snap.regs.value[WS_REG_RBP] = snap.stack_start + 56;
+	snap.regs.valid = (1u << WS_REG_RIP) | (1u << WS_REG_RSP) |
+			  (1u << WS_REG_RBP);
+	struct ws_pc pcs[MAX_FRAMES];
+	const char *stop_reason = NULL;
+	size_t n = ws_unwind(unwinder, &snap, pcs, MAX_FRAMES, &stop_reason);
+	cr_assert_leq(n, 2, "%zu frames from a stack of nothing", n);
+	munmap(pages, 2 * (size_t)page);
+	ws_unwinder_destroy(unwinder);
+	ws_symbols_destroy(symbols);
+}
+
+Test(unwind, libunwind_survives_a_frame_pointer_at_the_top, .timeout = 30)
+{
+	hostile_frame_pointer(WS_UNWIND_LIBUNWIND);
+}
+
+Test(unwind, libdw_survives_a_frame_pointer_at_the_top, .timeout = 30)
+{
+	hostile_frame_pointer(WS_UNWIND_LIBDW);
 }
