@@ -197,6 +197,19 @@ static int find_symbol_in(Dwfl_Module *mod, void **userdata,
 	return DWARF_CB_OK;
 }
 
+bool ws_dwtype_find_symbol(Dwfl *dwfl, const char *module,
+			   const char *symbol, uint64_t *address,
+			   uint64_t *size)
+{
+	struct find_symbol fs = { .name = symbol, .want = module };
+	dwfl_getmodules(dwfl, find_symbol_in, &fs, 0);
+	if (fs.found) {
+		*address = fs.address;
+		*size = fs.size;
+	}
+	return fs.found;
+}
+
 struct ws_error *ws_dwtype_symbol(struct ws_dwtype_program *prog,
 				  const char *module, const char *symbol,
 				  const char *type_name, struct ws_dwobj *ret)
@@ -212,7 +225,8 @@ struct ws_error *ws_dwtype_symbol(struct ws_dwtype_program *prog,
 		find_symbol_in(prog->mods[0].mod, NULL, prog->mods[0].name, 0,
 			       &fs);
 	if (!fs.found)
-		dwfl_getmodules(prog->dwfl, find_symbol_in, &fs, 0);
+		fs.found = ws_dwtype_find_symbol(prog->dwfl, module, symbol,
+						 &fs.address, &fs.size);
 	if (!fs.found)
 		return ws_error_create(WS_ERR_NO_DEBUGINFO,
 				       "no ELF symbol '%s' in %s", symbol,

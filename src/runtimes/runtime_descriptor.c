@@ -1,17 +1,14 @@
 /*
  * The descriptor-driven runtime adapter: a JSON file (format in
  * wallspy-descriptor(5), parsed by runtime_descriptor_parse.c) names, in
- * DWARF terms only, a green-thread runtime's task registry, and this
- * adapter walks it every tick: each task struct is read in one piece and
- * its fields decoded from the copy (one more read per pointer a path
- * follows); array registries are sampled within the pause and CPU budgets.
- *
- * The walk trusts nothing it reads: each task is visited once per tick
- * whatever `next` says, counts are clamped to readable memory and to the
- * descriptor's max, and a registry cut short is a failed sample and a
- * warning, never silence. It reads memory only through a ws_memory_reader
- * (batched with process_vm_readv for a real process), so it runs, and is
- * tested, over an in-memory image.
+ * DWARF terms only, a green-thread runtime's task registry; each tick
+ * runtime_descriptor_walk.c walks it, and this file decodes each task from
+ * the copy of its struct (fields at offsets resolved once, one more read
+ * per pointer a path follows), decides where it runs (workers, the
+ * current task, the main thread of a single-thread runtime), reads tasks
+ * again for live ticks, and creates the adapter. Memory is read only
+ * through a ws_memory_reader (batched with process_vm_readv for a real
+ * process), so all of it runs, and is tested, over an in-memory image.
  */
 #include "ws_runtime_descriptor.h"
 
@@ -30,114 +27,33 @@
 #include "ws_symbols.h"
 #include "ws_target.h"
 
-struct worker_info {
-	uint64_t address;          /* of the worker struct */
-	pid_t tid;
-	uint64_t current;          /* task address or 0 */
-};
-
-/* A slot of an array registry: the task struct's address and, for arrays
- * of pointers, where that pointer was read (0: none). */
-struct slot {
-	uint64_t address;
-	uint64_t slot;
-};
-
-/* The tasks a tick has reached, by address, with a bit per root that
- * reached them: a task is listed once, and a root that reaches a task
- * twice has a cycle. Open addressing, stamped per tick (no clearing). */
-struct visited {
-	uint64_t *key;
-	uint32_t *stamp;
-	uint32_t *roots;           /* bit r: root r; bit MAX_ROOTS: current */
-	size_t mask, count;
-	uint32_t tick;
-};
-
-/* Task names and wait reasons of a tick: 64 KiB blocks that never move,
- * so the strings stay valid until the next list. */
-enum { ARENA_BLOCK = 65536 };
-struct arena {
-	char **block;
-	size_t nblocks, capacity;
-	size_t current, used;      /* the block being filled, bytes in it */
-};
-
-/* What a warning is about: each is said once per run. */
-enum warning {
-	WARN_CUT, WARN_CYCLE, WARN_LONG, WARN_CLAMPED, WARN_UNREADABLE,
-	WARN_CURRENT, WARN_GUARD, WARN_MAX
-};
-
-/* Strings read from the target by address (names, wait reasons): they are
- * mostly literals or immutable. At most CACHE_MAX between ticks. */
-enum { CACHE_MAX = 4096, TEXT_MAX = 64 };
-
-struct state {
-	struct ws_runtime_caps caps;
-	struct descriptor d;
-	struct ws_dwtype_program *prog;
-	struct ws_memory_reader reader;
-	pid_t pid;                 /* 0: an in-memory image */
-	ws_descriptor_warn_fn warn;
-	void *warn_arg;
-	uint32_t warned;           /* bit per enum warning */
-	/* glibc's pointer guard (mangled setjmp registers) */
-	bool guard_known;
-	uint64_t guard;
-	/* the main thread's stack, for a task without bounds it runs */
-	uint64_t start_stack;      /* /proc/PID/stat startstack; 0: unknown */
-	uint64_t main_lo, main_hi;
-	struct ws_maps maps;
-	bool maps_reloaded;        /* this tick */
-	/* per tick */
-	uint64_t current;          /* the descriptor's current task, 0: none */
-	uint8_t *buf;              /* one task struct */
-	uint8_t frame[8192 + 16];  /* registers saved around a stack pointer */
-	struct arena strings;
-	struct visited visited;
-	struct worker_info *workers;
-	size_t nworkers, workers_capacity;
-	struct { uint64_t address; char *text; } *cache;
-	size_t cache_n, cache_capacity;
-	char idle_names[64][24];
-	/* array registries: the slots of a tick, struct copies */
-	struct slot *slots;
-	size_t slots_capacity;
-	uint64_t *pointers;        /* a pointer array's slots, as read */
-	size_t pointers_capacity;
-	uint64_t table[MAX_ROOTS]; /* each root's array, as last read */
-	uint8_t *bulk;
-	size_t bulk_capacity;
-};
-
 /* ---- memory ---- */
 
-static struct ws_error *mem_read(struct state *s, uint64_t address, void *buf,
+struct ws_error *desc_mem_read(struct state *s, uint64_t address, void *buf,
 				 size_t size)
 {
 	return ws_memory_read(&s->reader, address, buf, size);
 }
 
 /* Batched reads: process_vm_readv for a process, else one by one. */
-static void mem_readv(struct state *s, struct ws_remote_range *ranges, size_t n)
+void desc_mem_readv(struct state *s, struct ws_remote_range *ranges, size_t n)
 {
 	if (s->pid) {
 		ws_remote_readv(s->pid, ranges, n);
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct ws_error *err = mem_read(s, ranges[i].address,
+		struct ws_error *err = desc_mem_read(s, ranges[i].address,
 						ranges[i].buf, ranges[i].size);
 		ranges[i].done = err ? 0 : ranges[i].size;
 		ws_error_destroy(err);
 	}
 }
 
-static bool readable(struct state *s, uint64_t address)
+bool desc_readable(struct state *s, uint64_t address)
 {
 	uint8_t byte;
-	struct ws_error *err = mem_read(s, address, &byte, 1);
+	struct ws_error *err = desc_mem_read(s, address, &byte, 1);
 	ws_error_destroy(err);
 	return err == NULL;
 }
@@ -150,7 +66,7 @@ static struct ws_error *get(struct state *s, const struct ws_dwpath *path,
 				   (size_t)s->d.task_size, ret);
 }
 
-static struct ws_error *gref_address(struct state *s, const struct gref *g,
+struct ws_error *desc_gref_address(struct state *s, const struct gref *g,
 				     uint64_t *ret)
 {
 	if (g->path.nhops == 0) {
@@ -161,7 +77,7 @@ static struct ws_error *gref_address(struct state *s, const struct gref *g,
 				     ret);
 }
 
-static struct ws_error *gref_uint(struct state *s, const struct gref *g,
+struct ws_error *desc_gref_uint(struct state *s, const struct gref *g,
 				  uint64_t *ret)
 {
 	if (g->path.nhops == 0)
@@ -172,10 +88,7 @@ static struct ws_error *gref_uint(struct state *s, const struct gref *g,
 
 /* ---- warnings ---- */
 
-static void warn_once(struct state *s, enum warning kind, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void warn_once(struct state *s, enum warning kind, const char *fmt, ...)
+void desc_warn_once(struct state *s, enum warning kind, const char *fmt, ...)
 {
 	if (s->warned & (1u << kind))
 		return;
@@ -227,78 +140,6 @@ static const char *keep_string(struct state *s, const char *text, size_t len)
 	return out;
 }
 
-static void visited_start(struct visited *v)
-{
-	if (++v->tick == 0) { /* wrapped: forget every stamp */
-		if (v->stamp)
-			memset(v->stamp, 0, (v->mask + 1) * sizeof(*v->stamp));
-		v->tick = 1;
-	}
-	v->count = 0;
-}
-
-/* The slot of `key` this tick, or the free slot where it goes. */
-static size_t visited_find(const struct visited *v, uint64_t key)
-{
-	for (size_t i = ws_hash_u64(key) & v->mask;; i = (i + 1) & v->mask)
-		if (v->stamp[i] != v->tick || v->key[i] == key)
-			return i;
-}
-
-static bool visited_grow(struct visited *v)
-{
-	size_t cap = v->key ? (v->mask + 1) * 2 : 1024;
-	struct visited n = {
-		.key = malloc(cap * sizeof(*n.key)),
-		.stamp = calloc(cap, sizeof(*n.stamp)),
-		.roots = malloc(cap * sizeof(*n.roots)),
-		.mask = cap - 1, .tick = v->tick, .count = v->count,
-	};
-	if (!n.key || !n.stamp || !n.roots) {
-		free(n.key);
-		free(n.stamp);
-		free(n.roots);
-		return false;
-	}
-	for (size_t i = 0; v->key && i <= v->mask; i++) {
-		if (v->stamp[i] != v->tick)
-			continue;
-		size_t j = visited_find(&n, v->key[i]);
-		n.key[j] = v->key[i];
-		n.stamp[j] = n.tick;
-		n.roots[j] = v->roots[i];
-	}
-	free(v->key);
-	free(v->stamp);
-	free(v->roots);
-	*v = n;
-	return true;
-}
-
-/* Marks `key` reached by root `root` (MAX_ROOTS: the current task); *was
- * gets the roots that had reached it before. False: out of memory. */
-static bool visited_mark(struct visited *v, uint64_t key, unsigned root,
-			 uint32_t *was)
-{
-	if ((!v->key || (v->count + 1) * 2 > v->mask + 1) && !visited_grow(v))
-		return false;
-	size_t i = visited_find(v, key);
-	if (v->stamp[i] != v->tick) {
-		v->stamp[i] = v->tick;
-		v->key[i] = key;
-		v->roots[i] = 0;
-		v->count++;
-	}
-	*was = v->roots[i];
-	v->roots[i] |= 1u << (root < MAX_ROOTS ? root : MAX_ROOTS);
-	return true;
-}
-
-static bool visited_has(const struct visited *v, uint64_t key)
-{
-	return v->key && v->stamp[visited_find(v, key)] == v->tick;
-}
-
 /* ---- strings from the target ---- */
 
 static const char *cache_find(struct state *s, uint64_t address)
@@ -346,10 +187,10 @@ static const char *target_cstring(struct state *s, uint64_t address)
 				    .size = sizeof(text) - 1};
 	/* Up to a NUL in one read; a string near the end of a mapping
 	 * reads short. */
-	mem_readv(s, &r, 1);
+	desc_mem_readv(s, &r, 1);
 	if (r.done == 0) {
 		r.size = 8;
-		mem_readv(s, &r, 1);
+		desc_mem_readv(s, &r, 1);
 	}
 	return cache_add(s, address, text, strnlen(text, r.done));
 }
@@ -365,7 +206,7 @@ static const char *target_prefixed(struct state *s, uint64_t address)
 	const struct ws_dwfield *lf = ws_dwpath_last(&s->d.name_length);
 	uint8_t lb[16];
 	uint64_t len;
-	struct ws_error *err = lf->size <= sizeof(lb) ? mem_read(s, address + lf->offset, lb, (size_t)lf->size)
+	struct ws_error *err = lf->size <= sizeof(lb) ? desc_mem_read(s, address + lf->offset, lb, (size_t)lf->size)
 						      : &ws_error_nomem;
 	struct ws_dwfield at = *lf;
 	at.offset = 0;
@@ -380,7 +221,7 @@ static const char *target_prefixed(struct state *s, uint64_t address)
 		.buf = text, .size = n,
 	};
 	if (n)
-		mem_readv(s, &r, 1);
+		desc_mem_readv(s, &r, 1);
 	return cache_add(s, address, text, r.done);
 }
 
@@ -403,7 +244,7 @@ static const char *task_string(struct state *s, const struct ws_dwpath *path,
 							     (size_t)s->d.task_size,
 							     &at);
 		if (!err)
-			err = mem_read(s, at, text, n);
+			err = desc_mem_read(s, at, text, n);
 		if (err) {
 			ws_error_destroy(err);
 			return NULL;
@@ -453,12 +294,12 @@ static struct ws_error *read_workers(struct state *s)
 	if (!d->has_workers)
 		return NULL;
 	uint64_t n = d->workers.size / d->worker_size, base;
-	struct ws_error *err = gref_address(s, &d->workers, &base);
+	struct ws_error *err = desc_gref_address(s, &d->workers, &base);
 	if (err)
 		return err;
 	if (d->has_worker_count) {
 		uint64_t count;
-		if ((err = gref_uint(s, &d->worker_count, &count)))
+		if ((err = desc_gref_uint(s, &d->worker_count, &count)))
 			return err;
 		if (count < n)
 			n = count;
@@ -467,7 +308,7 @@ static struct ws_error *read_workers(struct state *s)
 	uint8_t *buf = malloc(bytes ? bytes : 1);
 	if (!buf)
 		return &ws_error_nomem;
-	err = bytes ? mem_read(s, base, buf, bytes) : NULL;
+	err = bytes ? desc_mem_read(s, base, buf, bytes) : NULL;
 	if (!err && !ws_grow((void **)&s->workers, &s->workers_capacity,
 			     (size_t)n, sizeof(*s->workers)))
 		err = &ws_error_nomem;
@@ -521,7 +362,7 @@ static void find_guard(struct state *s, struct ws_target *target)
 		uint64_t guard;
 		if (!th->regs_valid || !th->regs.fs_base)
 			continue;
-		struct ws_error *err = mem_read(s, th->regs.fs_base + 0x30,
+		struct ws_error *err = desc_mem_read(s, th->regs.fs_base + 0x30,
 						&guard, sizeof(guard));
 		if (!err) {
 			s->guard = guard;
@@ -542,10 +383,10 @@ static struct ws_error *read_cpus(struct state *s, struct ws_target *target,
 	if (err)
 		return err;
 	s->current = 0;
-	if (d->has_current && (err = gref_uint(s, &d->current, &s->current))) {
+	if (d->has_current && (err = desc_gref_uint(s, &d->current, &s->current))) {
 		if (context->live)
 			return err;
-		warn_once(s, WARN_CURRENT, "registry.current unreadable: %s",
+		desc_warn_once(s, WARN_CURRENT, "registry.current unreadable: %s",
 			  err->message);
 		ws_error_destroy(err);
 	}
@@ -644,7 +485,7 @@ static bool saved_registers(struct state *s, uint64_t address,
 		if (rs->has_at) {
 			size_t size = (size_t)(d->frame_hi - d->frame_lo);
 			if (!frame_loaded || frame_base != v) {
-				err = v ? mem_read(s, v + (uint64_t)d->frame_lo,
+				err = v ? desc_mem_read(s, v + (uint64_t)d->frame_lo,
 						   s->frame, size)
 					: ws_error_create(WS_ERR_OTHER, "null");
 				if (err) {
@@ -789,7 +630,7 @@ static bool decode_task(struct state *s, struct ws_target *target,
 }
 
 /* Adds the task decoded from `tb`, if it is one; *added says whether. */
-static struct ws_error *add_task(struct state *s, struct ws_target *target,
+struct ws_error *desc_add_task(struct state *s, struct ws_target *target,
 				 const struct ws_read_context *context,
 				 uint64_t address, const uint8_t *tb,
 				 struct ws_task_list *out, bool *added)
@@ -801,280 +642,6 @@ static struct ws_error *add_task(struct state *s, struct ws_target *target,
 	if (!*added)
 		out->n--;
 	return NULL;
-}
-
-/* ---- walking ---- */
-
-/* A registry that does not hold together. Read while the target runs, it
- * may just have changed under the walk: an error, so the tick reads it
- * again with every thread stopped. Stopped, it is what it is: a failed
- * sample standing where the walk broke off, and a warning once. */
-static struct ws_error *walk_problem(struct state *s,
-				     const struct ws_read_context *context,
-				     const struct root *r, enum warning kind,
-				     const char *what, uint64_t at,
-				     struct ws_task_list *out)
-{
-	if (context->live)
-		return ws_error_create(WS_ERR_OTHER, "%s: %s", r->where, what);
-	warn_once(s, kind, "$.%s: %s (at 0x%" PRIx64 "); later ticks say so as failed samples",
-		  r->where, what, at);
-	struct ws_task *task = ws_task_list_add(out);
-	if (!task)
-		return &ws_error_nomem;
-	task->id = at;
-	task->state = WS_STATE_UNKNOWN;
-	task->start = WS_START_NONE;
-	task->error = what;
-	return NULL;
-}
-
-/* How many tasks a walk may reach this tick. */
-static uint64_t walk_bound(const struct state *s, const struct root *r,
-			   uint64_t count, size_t listed)
-{
-	uint64_t max = s->d.max_tasks > listed ? s->d.max_tasks - listed : 0;
-	/* A list caught mid-update may be one longer than its count. */
-	if (r->has_count && count < UINT64_MAX - 64 && count + 64 < max)
-		return count + 64;
-	return max;
-}
-
-static struct ws_error *walk_list(struct state *s, struct ws_target *target,
-				  const struct ws_read_context *context,
-				  const struct root *r, unsigned ridx,
-				  struct ws_task_list *out)
-{
-	struct descriptor *d = &s->d;
-	size_t size = (size_t)d->task_size;
-	uint64_t raw, stop = 0, count = 0;
-	struct ws_error *err;
-	if (r->has_count && (err = gref_uint(s, &r->count, &count))) {
-		if (context->live)
-			return err;
-		ws_error_destroy(err);
-		count = 0;
-	}
-	if (r->layout == LAYOUT_SENTINEL_RING) {
-		if ((err = gref_address(s, &r->head, &stop)) ||
-		    (err = ws_dwtype_path_uint(s->prog, &r->header_next, stop,
-					       NULL, 0, &raw)))
-			return err;
-	} else if ((err = gref_uint(s, &r->head, &raw))) {
-		return err;
-	}
-	uint64_t first = raw, bound = walk_bound(s, r, count, out->n);
-	const struct ws_dwpath *next = &r->next;
-	for (uint64_t n = 0; raw && raw != stop; n++) {
-		if (n > 0 && r->layout == LAYOUT_RING && raw == first)
-			break;
-		if (n == bound)
-			return walk_problem(s, context, r, WARN_LONG,
-					    r->has_count ? "registry list longer than its count"
-							 : "registry list longer than registry.max",
-					    raw, out);
-		uint64_t task = raw - r->link;
-		uint32_t was;
-		if (raw < r->link)
-			return walk_problem(s, context, r, WARN_CUT,
-					    "registry list cut short: wild next pointer",
-					    raw, out);
-		if (!visited_mark(&s->visited, task, ridx, &was))
-			return &ws_error_nomem;
-		if (was & (1u << ridx))
-			return walk_problem(s, context, r, WARN_CYCLE,
-					    "registry list has a cycle", raw, out);
-		if ((err = mem_read(s, task, s->buf, size))) {
-			ws_error_destroy(err);
-			return walk_problem(s, context, r, WARN_CUT,
-					    "registry list cut short: next pointer unreadable",
-					    raw, out);
-		}
-		/* Listed once, whichever root reached it first. */
-		bool added;
-		if (!was && (err = add_task(s, target, context, task, s->buf,
-					    out, &added)))
-			return err;
-		uint64_t to = 0;
-		err = ws_dwtype_path_uint(s->prog, next, raw, s->buf + r->link,
-					  size - (size_t)r->link, &to);
-		if (err) {
-			ws_error_destroy(err);
-			return walk_problem(s, context, r, WARN_CUT,
-					    "registry list cut short: next pointer unreadable",
-					    raw, out);
-		}
-		raw = to;
-		if (!raw && r->layout != LAYOUT_LIST)
-			return walk_problem(s, context, r, WARN_CUT,
-					    "registry ring broken: null next pointer",
-					    task, out);
-	}
-	return NULL;
-}
-
-/* The largest k <= n such that element k - 1 of `elem` bytes from base is
- * readable, assuming readable elements come first (a count larger than
- * the memory behind it). One probe when all are; else a binary search. */
-static uint64_t clamp_readable(struct state *s, uint64_t base, uint64_t elem,
-			       uint64_t n)
-{
-	uint64_t lo = 0, hi = n;
-	if (n == 0 || readable(s, base + n * elem - 1))
-		return n;
-	while (lo + 1 < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (readable(s, base + mid * elem - 1))
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* Array registries can be sampled without reading every task: pick a
- * uniform random subset of the slots (the budgets' `limit`), each task
- * found standing for slots/picked, and read the picked task structs with
- * batched reads. */
-static struct ws_error *walk_array(struct state *s, struct ws_target *target,
-				   const struct ws_read_context *context,
-				   const struct root *r, unsigned ridx,
-				   struct ws_task_list *out)
-{
-	struct descriptor *d = &s->d;
-	size_t size = (size_t)d->task_size;
-	bool pointers = r->layout == LAYOUT_POINTER_ARRAY;
-	uint64_t elem = pointers ? 8 : size, base, n;
-	struct ws_error *err;
-	if (r->head.kind == WS_DWTYPE_POINTER)
-		err = gref_uint(s, &r->head, &base);
-	else
-		err = gref_address(s, &r->head, &base);
-	if (err)
-		return err;
-	s->table[ridx] = base;
-	if (r->has_count) {
-		if ((err = gref_uint(s, &r->count, &n)))
-			return err;
-	} else {
-		n = r->head.size / elem;
-	}
-	/* Counts the target holds are clamped, never trusted: to the
-	 * descriptor's max, then to the memory readable behind the base. */
-	uint64_t max = d->max_tasks > out->n ? d->max_tasks - out->n : 0;
-	if (n > max) {
-		if (!context->live)
-			warn_once(s, WARN_LONG, "$.%s: count %" PRIu64 " over registry.max (%" PRIu64 "): reading %" PRIu64,
-				  r->where, n, d->max_tasks, max);
-		n = max;
-	}
-	uint64_t fit = base && n <= UINT64_MAX / elem && base + n * elem >= base
-			       ? clamp_readable(s, base, elem, n) : 0;
-	if (fit < n) {
-		if (context->live)
-			return ws_error_create(WS_ERR_OTHER, "%s: count over readable memory", r->where);
-		warn_once(s, WARN_CLAMPED, "$.%s: count %" PRIu64 " exceeds the memory readable at 0x%" PRIx64 ": reading %" PRIu64,
-			  r->where, n, base, fit);
-		n = fit;
-	}
-	if (!ws_grow((void **)&s->slots, &s->slots_capacity, (size_t)n,
-		     sizeof(*s->slots)))
-		return &ws_error_nomem;
-	if (!pointers) {
-		for (uint64_t i = 0; i < n; i++)
-			s->slots[i] = (struct slot){base + i * size, 0};
-	} else {
-		if (!ws_grow((void **)&s->pointers, &s->pointers_capacity,
-			     (size_t)n, sizeof(*s->pointers)))
-			return &ws_error_nomem;
-		if (n && (err = mem_read(s, base, s->pointers,
-					 (size_t)n * sizeof(uint64_t))))
-			return err;
-		for (uint64_t i = 0; i < n; i++)
-			s->slots[i] = (struct slot){s->pointers[i],
-						    base + i * sizeof(uint64_t)};
-	}
-	double scale = 1;
-	size_t limit = context->limit;
-	if (limit && limit < n) {
-		ws_random_sample_front(context->random, s->slots, (size_t)n,
-				       limit, sizeof(*s->slots));
-		scale = (double)n / (double)limit;
-		n = limit;
-	}
-	if (!ws_grow((void **)&s->bulk, &s->bulk_capacity, (size_t)n * size, 1))
-		return &ws_error_nomem;
-	enum { BATCH = 1024 };
-	struct ws_remote_range ranges[BATCH];
-	size_t index[BATCH];
-	for (uint64_t first = 0; first < n; first += BATCH) {
-		size_t k = 0;
-		for (uint64_t i = first; i < n && i < first + BATCH; i++) {
-			uint32_t was;
-			if (!s->slots[i].address)
-				continue; /* an empty slot */
-			if (!visited_mark(&s->visited, s->slots[i].address,
-					  ridx, &was))
-				return &ws_error_nomem;
-			if (was)
-				continue; /* listed already, or twice here */
-			ranges[k] = (struct ws_remote_range){
-				.address = s->slots[i].address,
-				.buf = s->bulk + i * size,
-				.size = size,
-			};
-			index[k++] = (size_t)i;
-		}
-		mem_readv(s, ranges, k);
-		for (size_t j = 0; j < k; j++) {
-			const struct slot *slot = &s->slots[index[j]];
-			/* Live, a slot that cannot be read is a task caught
-			 * being freed; stopped, a wild pointer. */
-			if (ranges[j].done != size) {
-				if (!context->live &&
-				    (err = walk_problem(s, context, r, WARN_UNREADABLE,
-							"task struct unreadable",
-							slot->address, out)))
-					return err;
-				continue;
-			}
-			bool added;
-			err = add_task(s, target, context, slot->address,
-				       s->bulk + index[j] * size, out, &added);
-			if (err)
-				return err;
-			if (added) {
-				out->tasks[out->n - 1].scale = scale;
-				out->tasks[out->n - 1].slot = slot->slot;
-			}
-		}
-	}
-	return NULL;
-}
-
-/* The registry's current task, when no root reached it (Pth's
- * __pth_current is in no queue while it runs). */
-static struct ws_error *add_current(struct state *s, struct ws_target *target,
-				    const struct ws_read_context *context,
-				    struct ws_task_list *out)
-{
-	if (!s->current || visited_has(&s->visited, s->current))
-		return NULL;
-	uint32_t was;
-	if (!visited_mark(&s->visited, s->current, MAX_ROOTS, &was))
-		return &ws_error_nomem;
-	struct ws_error *err = mem_read(s, s->current, s->buf,
-					(size_t)s->d.task_size);
-	if (err) {
-		if (context->live)
-			return err;
-		warn_once(s, WARN_CURRENT, "registry.current points at unreadable memory (0x%" PRIx64 ")",
-			  s->current);
-		ws_error_destroy(err);
-		return NULL;
-	}
-	bool added;
-	return add_task(s, target, context, s->current, s->buf, out, &added);
 }
 
 static void add_idle_workers(struct state *s, struct ws_target *target,
@@ -1116,25 +683,14 @@ static struct ws_error *descriptor_list(struct ws_runtime *runtime,
 	struct descriptor *d = &s->d;
 	arena_reset(&s->strings);
 	cache_trim(s);
-	visited_start(&s->visited);
+	desc_visited_start(&s->visited);
 	s->maps_reloaded = false;
 	struct ws_error *err = read_cpus(s, target, context);
 	if (err)
 		return err;
 	if (d->uses_guard && !s->guard_known)
-		warn_once(s, WARN_GUARD, "the pointer guard of mangled registers is unknown: no thread's registers were read");
-	/* (A list is walked whole and the sampler subsamples; arrays are
-	 * sampled by walk_array.) */
-	for (unsigned i = 0; i < d->nroots && !err; i++) {
-		const struct root *r = &d->roots[i];
-		if (r->layout == LAYOUT_ARRAY || r->layout == LAYOUT_POINTER_ARRAY)
-			err = walk_array(s, target, context, r, i, out);
-		else
-			err = walk_list(s, target, context, r, i, out);
-	}
-	if (!err)
-		err = add_current(s, target, context, out);
-	if (err)
+		desc_warn_once(s, WARN_GUARD, "the pointer guard of mangled registers is unknown: no thread's registers were read");
+	if ((err = desc_walk(s, target, context, out)))
 		return err;
 	add_idle_workers(s, target, out);
 	return NULL;
@@ -1159,7 +715,7 @@ static struct ws_error *descriptor_reread(struct ws_runtime *runtime,
 		uint64_t table;
 		if (r->layout != LAYOUT_POINTER_ARRAY || r->head.kind != WS_DWTYPE_POINTER)
 			continue;
-		if ((err = gref_uint(s, &r->head, &table)))
+		if ((err = desc_gref_uint(s, &r->head, &table)))
 			return err;
 		moved |= table != s->table[i];
 	}
@@ -1187,7 +743,7 @@ static struct ws_error *descriptor_reread(struct ws_runtime *runtime,
 					.buf = &s->pointers[i], .size = 8,
 				};
 		}
-		mem_readv(s, ranges, k);
+		desc_mem_readv(s, ranges, k);
 		k = 0;
 		for (size_t i = first; i < n && i < first + BATCH; i++) {
 			if (!tasks[i].address) {
@@ -1227,9 +783,7 @@ static void descriptor_destroy(struct ws_runtime *runtime)
 		for (size_t i = 0; i < s->strings.nblocks; i++)
 			free(s->strings.block[i]);
 		free(s->strings.block);
-		free(s->visited.key);
-		free(s->visited.stamp);
-		free(s->visited.roots);
+		desc_visited_free(&s->visited);
 		free(s->workers);
 		for (size_t i = 0; i < s->cache_n; i++)
 			free(s->cache[i].text);

@@ -11,7 +11,6 @@
 #include <cJSON.h>
 #include <dirent.h>
 #include <errno.h>
-#include <gelf.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include <unistd.h>
 
 #include "runtime_descriptor_internal.h"
+#include "ws_dwtype.h"
 #include "ws_symbols.h"
 #include "ws_target.h"
 
@@ -113,7 +113,6 @@ struct shipped {
 	size_t n;
 	char *path[MAX_SHIPPED];
 	char *symbol[MAX_SHIPPED];   /* its "detect": {"symbol"} */
-	int found;                   /* index of the first whose symbol is there, -1 */
 };
 
 /* The directory of descriptors shipped with wallspy: descriptors/ beside
@@ -152,7 +151,6 @@ static void list_shipped(struct shipped *sh)
 	char dir[PATH_MAX];
 	struct dirent **names;
 	sh->n = 0;
-	sh->found = -1;
 	if (!shipped_dir(dir, sizeof(dir)))
 		return;
 	int n = scandir(dir, &names, NULL, alphasort);
@@ -176,27 +174,6 @@ static void list_shipped(struct shipped *sh)
 	}
 	if (n > 0)
 		free(names);
-}
-
-static int module_symbols(Dwfl_Module *mod, void **userdata, const char *name,
-			  Dwarf_Addr start, void *arg)
-{
-	(void)userdata, (void)name, (void)start;
-	struct shipped *sh = arg;
-	int n = dwfl_module_getsymtab(mod);
-	for (int i = 1; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		const char *sname = dwfl_module_getsym_info(mod, i, &sym, &addr,
-							    NULL, NULL, NULL);
-		if (!sname || sym.st_shndx == SHN_UNDEF)
-			continue;
-		for (size_t k = 0; k < sh->n; k++)
-			if (strcmp(sname, sh->symbol[k]) == 0 &&
-			    (sh->found < 0 || (int)k < sh->found))
-				sh->found = (int)k;
-	}
-	return DWARF_CB_OK;
 }
 
 static void free_shipped(struct shipped *sh)
@@ -239,11 +216,16 @@ struct ws_error *ws_runtime_descriptor_detect(struct ws_target *target,
 	}
 	struct shipped sh;
 	list_shipped(&sh);
-	if (sh.n)
-		dwfl_getmodules(ws_symbols_dwfl(symbols), module_symbols, &sh, 0);
+	int found = -1;
+	for (size_t i = 0; i < sh.n && found < 0; i++) {
+		uint64_t address, size;
+		if (ws_dwtype_find_symbol(ws_symbols_dwfl(symbols), NULL,
+					  sh.symbol[i], &address, &size))
+			found = (int)i;
+	}
 	struct ws_error *err = NULL;
-	if (sh.found >= 0) {
-		const char *path = sh.path[sh.found];
+	if (found >= 0) {
+		const char *path = sh.path[found];
 		err = ws_runtime_descriptor_create_from_file(path, target,
 							     symbols, ret);
 		/* The runtime is there but its debug info is not (a Crystal
@@ -251,7 +233,7 @@ struct ws_error *ws_runtime_descriptor_detect(struct ws_target *target,
 		 * say why. */
 		if (err && err->kind == WS_ERR_NO_DEBUGINFO) {
 			fprintf(stderr, "wallspy: warning: %s (the target has %s); profiling OS threads instead\n",
-				err->message, sh.symbol[sh.found]);
+				err->message, sh.symbol[found]);
 			ws_error_destroy(err);
 			err = NULL;
 			*ret = NULL;

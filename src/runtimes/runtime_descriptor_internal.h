@@ -1,11 +1,12 @@
 /*
  * The runtime descriptor's resolved form, shared by its parser
  * (runtime_descriptor_parse.c: JSON to offsets and paths), the adapter
- * that walks the registry every tick (runtime_descriptor.c) and the code
- * that finds a target's descriptor (runtime_descriptor_find.c). Private to
- * those files and their tests: the walker and the parser run against any
- * ws_dwtype_program, so tests (and fuzzers) drive them over an in-memory
- * image.
+ * (runtime_descriptor.c: a task, live rereads; runtime_descriptor_walk.c:
+ * the registry walk) and the code that finds a target's descriptor
+ * (runtime_descriptor_find.c); then the adapter's state, shared by its two
+ * files. Private to those files and their tests: the walker and the parser
+ * run against any Dwfl and memory reader, so tests (and fuzzers) drive
+ * them over an in-memory image (ws_descriptor_runtime_create).
  */
 #ifndef WS_RUNTIME_DESCRIPTOR_INTERNAL_H
 #define WS_RUNTIME_DESCRIPTOR_INTERNAL_H
@@ -145,5 +146,128 @@ struct ws_error *ws_descriptor_runtime_create(const char *text,
 
 /* Reads a whole file (a descriptor) into a NUL-terminated string. */
 struct ws_error *ws_descriptor_read_file(const char *path, char **ret);
+
+
+/* ---- the adapter's state (runtime_descriptor.c and _walk.c) ---- */
+
+#include "ws_maps.h"
+#include "ws_remote_memory.h"
+#include "ws_target.h"
+
+struct worker_info {
+	uint64_t address;          /* of the worker struct */
+	pid_t tid;
+	uint64_t current;          /* task address or 0 */
+};
+
+/* A slot of an array registry: the task struct's address and, for arrays
+ * of pointers, where that pointer was read (0: none). */
+struct slot {
+	uint64_t address;
+	uint64_t slot;
+};
+
+/* The tasks a tick has reached, by address, with a bit per root that
+ * reached them: a task is listed once, and a root that reaches a task
+ * twice has a cycle. Open addressing, stamped per tick (no clearing). */
+struct visited {
+	uint64_t *key;
+	uint32_t *stamp;
+	uint32_t *roots;           /* bit r: root r; bit MAX_ROOTS: current */
+	size_t mask, count;
+	uint32_t tick;
+};
+
+/* Task names and wait reasons of a tick: 64 KiB blocks that never move,
+ * so the strings stay valid until the next list. */
+enum { ARENA_BLOCK = 65536 };
+struct arena {
+	char **block;
+	size_t nblocks, capacity;
+	size_t current, used;      /* the block being filled, bytes in it */
+};
+
+/* What a warning is about: each is said once per run. */
+enum warning {
+	WARN_CUT, WARN_CYCLE, WARN_LONG, WARN_CLAMPED, WARN_UNREADABLE,
+	WARN_CURRENT, WARN_GUARD, WARN_MAX
+};
+
+/* Strings read from the target by address (names, wait reasons): they are
+ * mostly literals or immutable. At most CACHE_MAX between ticks. */
+enum { CACHE_MAX = 4096, TEXT_MAX = 64 };
+
+struct state {
+	struct ws_runtime_caps caps;
+	struct descriptor d;
+	struct ws_dwtype_program *prog;
+	struct ws_memory_reader reader;
+	pid_t pid;                 /* 0: an in-memory image */
+	ws_descriptor_warn_fn warn;
+	void *warn_arg;
+	uint32_t warned;           /* bit per enum warning */
+	/* glibc's pointer guard (mangled setjmp registers) */
+	bool guard_known;
+	uint64_t guard;
+	/* the main thread's stack, for a task without bounds it runs */
+	uint64_t start_stack;      /* /proc/PID/stat startstack; 0: unknown */
+	uint64_t main_lo, main_hi;
+	struct ws_maps maps;
+	bool maps_reloaded;        /* this tick */
+	/* per tick */
+	uint64_t current;          /* the descriptor's current task, 0: none */
+	uint8_t *buf;              /* one task struct */
+	uint8_t frame[8192 + 16];  /* registers saved around a stack pointer */
+	struct arena strings;
+	struct visited visited;
+	struct worker_info *workers;
+	size_t nworkers, workers_capacity;
+	struct { uint64_t address; char *text; } *cache;
+	size_t cache_n, cache_capacity;
+	char idle_names[64][24];
+	/* array registries: the slots of a tick, struct copies */
+	struct slot *slots;
+	size_t slots_capacity;
+	uint64_t *pointers;        /* a pointer array's slots, as read */
+	size_t pointers_capacity;
+	uint64_t table[MAX_ROOTS]; /* each root's array, as last read */
+	uint8_t *bulk;
+	size_t bulk_capacity;
+};
+
+/* Memory of the target through the state's reader; batched reads with
+ * process_vm_readv when there is a process. */
+struct ws_error *desc_mem_read(struct state *s, uint64_t address, void *buf,
+			       size_t size);
+void desc_mem_readv(struct state *s, struct ws_remote_range *ranges, size_t n);
+bool desc_readable(struct state *s, uint64_t address);
+/* A global expression's address, and its value as an integer. */
+struct ws_error *desc_gref_address(struct state *s, const struct gref *g,
+				   uint64_t *ret);
+struct ws_error *desc_gref_uint(struct state *s, const struct gref *g,
+				uint64_t *ret);
+/* Says `fmt` on the warning hook, once per kind and run. */
+void desc_warn_once(struct state *s, enum warning kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Adds the task decoded from the copy `tb` of the struct at `address`, if
+ * it holds one (*added). */
+struct ws_error *desc_add_task(struct state *s, struct ws_target *target,
+			       const struct ws_read_context *context,
+			       uint64_t address, const uint8_t *tb,
+			       struct ws_task_list *out, bool *added);
+
+/* The visited set (runtime_descriptor_walk.c). */
+void desc_visited_start(struct visited *v);
+bool desc_visited_mark(struct visited *v, uint64_t key, unsigned root,
+		       uint32_t *was);
+bool desc_visited_has(const struct visited *v, uint64_t key);
+void desc_visited_free(struct visited *v);
+
+/* Walks every root and the current task into `out` (visited set started
+ * by the caller). Errors: out of memory; in a live tick, a registry that
+ * did not hold together. */
+struct ws_error *desc_walk(struct state *s, struct ws_target *target,
+			   const struct ws_read_context *context,
+			   struct ws_task_list *out);
 
 #endif

@@ -124,16 +124,8 @@ static void check_parked_dump_json(const cJSON *root, pid_t pid,
 
 	for (int e = 0; e < ntable; e++) {
 		const struct truth_task *want = &table[e];
-		const cJSON *found = NULL;
+		const cJSON *found = e2e_dump_task(root, want->name);
 
-		cJSON_ArrayForEach(task, tasks) {
-			const char *name = str_of(task, "name");
-
-			if (name && strcmp(name, want->name) == 0) {
-				cr_assert_null(found, "two tasks named %s", want->name);
-				found = task;
-			}
-		}
 		cr_assert_not_null(found, "no task named %s in the dump", want->name);
 
 		const cJSON *frames = cJSON_GetObjectItem(found, "frames");

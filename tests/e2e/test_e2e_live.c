@@ -233,17 +233,6 @@ Test(e2e_live, go_flip_parked_samples_are_whole, .timeout = 120,
 
 /* ---- real runtimes (test_e2e_runtimes.c has their truth tables) ---- */
 
-/* A fixture build-pth.sh or crystal could not build says why in its
- * place (tests/e2e/test_e2e_runtimes.c). */
-static void need_real(const char *fixture)
-{
-	const char *path = e2e_fixture(fixture);
-	if (access(path, X_OK) == 0)
-		return;
-	char *why = e2e_read_file(path);
-	cr_skip_test("%s", why ? why : "fixture not built");
-}
-
 /* GNU Pth, both machine contexts: 64 threads yielding at the bottom of
  * the two chains, ~100k switches a second on one OS thread. Pth bumps
  * `dispatches` before each switch-in, so ticks read it live, and the
@@ -256,7 +245,7 @@ static void check_pth_flip(const char *fixture)
 		.b = "flip_b", .b_leaf = "flip_b_leaf",
 		.yield = "pth_yield", .a_depth = 6, .b_depth = 12,
 	};
-	need_real(fixture);
+	e2e_need_fixture(fixture);
 	const char *err = check_flip_arg(fixture, "flip", &c);
 	const char *live = strstr(err, "wallspy: live ticks ");
 	cr_assert(live && atol(live + strlen("wallspy: live ticks ")) > 0,
@@ -286,7 +275,7 @@ Test(e2e_live, crystal_flip_parked_samples_are_whole, .timeout = 120,
 		.b = "flip_b", .b_leaf = "flip_b_leaf",
 		.yield = "yield", .a_depth = 6, .b_depth = 12,
 	};
-	need_real("crystal/crystal_fibers");
+	e2e_need_fixture("crystal/crystal_fibers");
 	check_flip_arg("crystal/crystal_fibers", "flip", &c);
 }
 

@@ -58,20 +58,10 @@ static const struct real_runtime crystal = {
 };
 
 /* The fixture's path; skips the test, saying why, when it was not built
- * (no crystal compiler, no Pth source package: build-pth.sh writes the
- * reason into the file it could not build). */
+ * (no crystal compiler, no Pth source package). */
 static const char *need(const struct real_runtime *rt)
 {
-	const char *path = e2e_fixture(rt->fixture);
-	if (access(path, X_OK) == 0)
-		return path;
-	char *why = e2e_read_file(path);
-	if (why)
-		cr_skip_test("%s", why);
-	cr_skip_test("fixture %s not built (%s)", path,
-		     strstr(rt->fixture, "crystal") ? "install crystal: tools/setup-deps"
-						    : "see fixtures/pth/build-pth.sh");
-	return NULL;
+	return e2e_need_fixture(rt->fixture);
 }
 
 static pid_t start(const struct real_runtime *rt, const char *mode)
@@ -162,15 +152,8 @@ static void check_dump(const struct real_runtime *rt, pid_t pid)
 			 "--runtime auto did not find the %s descriptor", rt->runtime);
 	for (int e = 0; e < ntable; e++) {
 		const struct truth_task *want = &table[e];
-		const cJSON *found = NULL;
+		const cJSON *found = e2e_dump_task(dump, want->name);
 
-		cJSON_ArrayForEach(task, tasks) {
-			const char *name = str_of(task, "name");
-			if (name && strcmp(name, want->name) == 0) {
-				cr_assert_null(found, "two tasks named %s", want->name);
-				found = task;
-			}
-		}
 		cr_assert_not_null(found, "no task named %s in the dump", want->name);
 		const char *reason = str_of(found, "wait_reason");
 		const cJSON *thread = cJSON_GetObjectItem(found, "thread");
@@ -247,11 +230,7 @@ Test(e2e_runtimes, pth_main_task_running_without_bounds, .timeout = 120,
 {
 	pid_t pid = start(&pth_uctx, "main-spins");
 	cJSON *dump = e2e_dump_json(pid, NULL);
-	const cJSON *task, *main_task = NULL;
-
-	cJSON_ArrayForEach(task, cJSON_GetObjectItem(dump, "tasks"))
-		if (str_of(task, "name") && strcmp(str_of(task, "name"), "main") == 0)
-			main_task = task;
+	const cJSON *main_task = e2e_dump_task(dump, "main");
 	cr_assert_not_null(main_task, "no main task");
 	const cJSON *frames = cJSON_GetObjectItem(main_task, "frames");
 	const cJSON *thread = cJSON_GetObjectItem(main_task, "thread");
@@ -278,14 +257,11 @@ Test(e2e_runtimes, pth_all_waiting_while_scheduler_selects, .timeout = 120,
 		"pth_yield", "pth_wait", "pth_nap", "main_nap_1", "nap_mode", "main",
 	};
 	pid_t pid = start(&pth_uctx, "main-naps");
-	const cJSON *task, *main_task = NULL;
 
 	/* Let the scheduler settle into its select. */
 	e2e_sleep_ms(200);
 	cJSON *dump = e2e_dump_json(pid, NULL);
-	cJSON_ArrayForEach(task, cJSON_GetObjectItem(dump, "tasks"))
-		if (str_of(task, "name") && strcmp(str_of(task, "name"), "main") == 0)
-			main_task = task;
+	const cJSON *main_task = e2e_dump_task(dump, "main");
 	cr_assert_not_null(main_task, "no main task");
 	const cJSON *frames = cJSON_GetObjectItem(main_task, "frames");
 	cr_assert_str_eq(str_of(main_task, "state"), "waiting", "%s", frames_text(frames));

@@ -907,9 +907,13 @@ const char *e2e_need_fixture(const char *name)
 {
 	const char *path = e2e_fixture(name);
 
-	if (access(path, X_OK) != 0)
+	if (access(path, X_OK) != 0) {
+		char *why = e2e_read_file(path);
+		if (why && *why)
+			cr_skip_test("%s", why);
 		cr_skip_test("fixture %s not built (the Go fixtures need "
-			     "golang-go)", path);
+			     "golang-go, the Crystal one crystal)", path);
+	}
 	return path;
 }
 

@@ -102,7 +102,10 @@ pid_t e2e_start_fixture(const char *name, const char *arg, const char *ready,
 			int timeout_ms);
 
 /* e2e_fixture(name), skipping the test when it was not built (the Go
- * fixtures are built only where golang-go is installed). */
+ * fixtures are built only where golang-go is installed, the Crystal one
+ * where crystal is). A fixture that could not be built may leave a plain
+ * file in its place saying why (fixtures/pth/build-pth.sh): the skip
+ * message is that text. */
 const char *e2e_need_fixture(const char *name);
 
 /* Starts Go fixture `name` ("go/go_fidelity"; skipped when not built) with
