@@ -66,6 +66,16 @@ static struct ws_error *get(struct state *s, const struct ws_dwpath *path,
 				   (size_t)s->d.task_size, ret);
 }
 
+/* get(), for a member whose absence is no failure: false when it cannot
+ * be read. */
+static bool try_get(struct state *s, const struct ws_dwpath *path,
+		    uint64_t address, const uint8_t *tb, uint64_t *ret)
+{
+	struct ws_error *err = get(s, path, address, tb, ret);
+	ws_error_destroy(err);
+	return err == NULL;
+}
+
 struct ws_error *desc_gref_address(struct state *s, const struct gref *g,
 				     uint64_t *ret)
 {
@@ -210,7 +220,9 @@ static const char *target_prefixed(struct state *s, uint64_t address)
 						      : &ws_error_nomem;
 	struct ws_dwfield at = *lf;
 	at.offset = 0;
-	if (err || ws_dwtype_field_uint(&at, lb, (size_t)lf->size, &len)) {
+	if (!err)
+		err = ws_dwtype_field_uint(&at, lb, (size_t)lf->size, &len);
+	if (err) {
 		ws_error_destroy(err);
 		return NULL;
 	}
@@ -516,11 +528,8 @@ static void decode_stack(struct state *s, uint64_t address, const uint8_t *tb,
 	uint64_t a = 0, b = 0, lo, hi;
 	if (d->stack_kind == STACK_NONE)
 		return;
-	struct ws_error *err = get(s, &d->stack_a, address, tb, &a);
-	if (!err)
-		err = get(s, &d->stack_b, address, tb, &b);
-	ws_error_destroy(err);
-	if (err)
+	if (!try_get(s, &d->stack_a, address, tb, &a) ||
+	    !try_get(s, &d->stack_b, address, tb, &b))
 		return;
 	lo = a;
 	hi = d->stack_kind == STACK_BASE_SIZE ? a + b : b;
@@ -538,30 +547,23 @@ static bool decode_task(struct state *s, struct ws_target *target,
 {
 	struct descriptor *d = &s->d;
 	uint64_t v;
-	struct ws_error *err = get(s, &d->state, address, tb, &v);
-	if (err) {
-		ws_error_destroy(err);
+	if (!try_get(s, &d->state, address, tb, &v))
 		return false;
-	}
 	const char *state_name = ws_descriptor_map_lookup(&d->states, (int64_t)v);
 	if (state_name && strcmp(state_name, "done") == 0)
 		return false;
 
 	task->address = address;
 	task->id = address;
-	if (d->has_id && !(err = get(s, &d->id, address, tb, &v)))
+	if (d->has_id && try_get(s, &d->id, address, tb, &v))
 		task->id = v;
-	ws_error_destroy(err);
-	if (d->has_switches && !(err = get(s, &d->switches, address, tb, &v)))
+	if (d->has_switches && try_get(s, &d->switches, address, tb, &v))
 		task->version = v;
-	ws_error_destroy(err);
-	if (d->name_kind == NAME_CHARS) {
+	if (d->name_kind == NAME_CHARS)
 		task->name = task_string(s, &d->name_path, address, tb);
-	} else if (d->name_kind == NAME_LENGTH_PREFIXED &&
-		   !(err = get(s, &d->name_path, address, tb, &v))) {
+	else if (d->name_kind == NAME_LENGTH_PREFIXED &&
+		 try_get(s, &d->name_path, address, tb, &v))
 		task->name = target_prefixed(s, v);
-	}
-	ws_error_destroy(err);
 	if (!state_name) {
 		task->state = WS_STATE_UNKNOWN;
 		task->error = "unknown state value";
@@ -570,20 +572,16 @@ static bool decode_task(struct state *s, struct ws_target *target,
 	}
 	bool not_started = strcmp(state_name, "new") == 0;
 	task->state = state_from_name(state_name);
-	if (task->state == WS_STATE_WAITING && d->reason_kind != REASON_NONE) {
-		if (d->reason_kind == REASON_STRING) {
-			task->wait_reason = task_string(s, &d->reason, address, tb);
-		} else if (!(err = get(s, &d->reason, address, tb, &v))) {
-			task->wait_reason = d->reason_kind == REASON_BITS
-				? reason_bits(s, v)
-				: ws_descriptor_map_lookup(&d->reasons, (int64_t)v);
-		}
-		ws_error_destroy(err);
-	}
+	if (task->state == WS_STATE_WAITING && d->reason_kind == REASON_STRING)
+		task->wait_reason = task_string(s, &d->reason, address, tb);
+	else if (task->state == WS_STATE_WAITING && d->reason_kind != REASON_NONE &&
+		 try_get(s, &d->reason, address, tb, &v))
+		task->wait_reason = d->reason_kind == REASON_BITS
+			? reason_bits(s, v)
+			: ws_descriptor_map_lookup(&d->reasons, (int64_t)v);
 	decode_stack(s, address, tb, task);
-	if (d->has_entry && !(err = get(s, &d->entry, address, tb, &v)))
+	if (d->has_entry && try_get(s, &d->entry, address, tb, &v))
 		task->entry_pc = v;
-	ws_error_destroy(err);
 
 	/* A task on a CPU (ws_task_start_on_cpu: its thread's live
 	 * registers while that thread is on the task's stack, else its saved
@@ -596,8 +594,8 @@ static bool decode_task(struct state *s, struct ws_target *target,
 		const struct worker_info *cpu = running_worker(s, address);
 		uint64_t worker = 0;
 		if (!cpu && candidate && d->has_worker &&
-		    (err = get(s, &d->worker, address, tb, &worker)))
-			ws_error_destroy(err);
+		    !try_get(s, &d->worker, address, tb, &worker))
+			worker = 0;
 		tid = cpu ? cpu->tid : worker_tid(s, worker, address);
 		candidate |= cpu != NULL;
 	} else if (d->single_thread) {

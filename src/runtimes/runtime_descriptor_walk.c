@@ -124,6 +124,50 @@ static struct ws_error *walk_problem(struct state *s,
 	return NULL;
 }
 
+/* Where a root starts: its global expression's value (or, for a
+ * sentinel ring's header and an array, its address). A null pointer on
+ * the way is an empty root (a runtime not set up yet: Crystal's
+ * Fiber::fibers before the first fiber), *empty set. */
+static struct ws_error *root_start(struct state *s, const struct gref *g,
+				   bool address, uint64_t *ret, bool *empty)
+{
+	*empty = false;
+	for (unsigned k = 1; k < g->path.nhops; k++) {
+		struct ws_dwpath prefix = g->path;
+		uint64_t pointer;
+		prefix.nhops = k;
+		struct ws_error *err = ws_dwtype_path_uint(s->prog, &prefix,
+							   g->var.address, NULL,
+							   0, &pointer);
+		if (err)
+			return err;
+		if (!pointer) {
+			*empty = true;
+			return NULL;
+		}
+	}
+	if (g->path.nhops == 0 && address) {
+		*ret = g->var.address;
+		return NULL;
+	}
+	return address ? desc_gref_address(s, g, ret) : desc_gref_uint(s, g, ret);
+}
+
+/* A root whose start cannot be read: an error read live (the tick is read
+ * again stopped), else a failed sample and a warning. */
+static struct ws_error *root_unreadable(struct state *s,
+					const struct ws_read_context *context,
+					const struct root *r, struct ws_error *err,
+					struct ws_task_list *out)
+{
+	if (context->live)
+		return err;
+	desc_warn_once(s, WARN_CUT, "$.%s: unreadable: %s", r->where, err->message);
+	ws_error_destroy(err);
+	return walk_problem(s, context, r, WARN_CUT, "registry root unreadable",
+			    r->head.var.address, out);
+}
+
 /* How many tasks a walk may reach this tick. */
 static uint64_t walk_bound(const struct state *s, const struct root *r,
 			   uint64_t count, size_t listed)
@@ -150,14 +194,16 @@ static struct ws_error *walk_list(struct state *s, struct ws_target *target,
 		ws_error_destroy(err);
 		count = 0;
 	}
-	if (r->layout == LAYOUT_SENTINEL_RING) {
-		if ((err = desc_gref_address(s, &r->head, &stop)) ||
-		    (err = ws_dwtype_path_uint(s->prog, &r->header_next, stop,
-					       NULL, 0, &raw)))
-			return err;
-	} else if ((err = desc_gref_uint(s, &r->head, &raw))) {
-		return err;
-	}
+	bool empty;
+	bool sentinel = r->layout == LAYOUT_SENTINEL_RING;
+	err = root_start(s, &r->head, sentinel, sentinel ? &stop : &raw, &empty);
+	if (!err && sentinel && !empty)
+		err = ws_dwtype_path_uint(s->prog, &r->header_next, stop, NULL, 0,
+					  &raw);
+	if (err)
+		return root_unreadable(s, context, r, err, out);
+	if (empty)
+		return NULL;
 	uint64_t first = raw, bound = walk_bound(s, r, count, out->n);
 	const struct ws_dwpath *next = &r->next;
 	for (uint64_t n = 0; raw && raw != stop; n++) {
@@ -241,13 +287,14 @@ static struct ws_error *walk_array(struct state *s, struct ws_target *target,
 	bool pointers = r->layout == LAYOUT_POINTER_ARRAY;
 	uint64_t elem = pointers ? 8 : size, base, n;
 	struct ws_error *err;
-	if (r->head.kind == WS_DWTYPE_POINTER)
-		err = desc_gref_uint(s, &r->head, &base);
-	else
-		err = desc_gref_address(s, &r->head, &base);
+	bool empty;
+	err = root_start(s, &r->head, r->head.kind != WS_DWTYPE_POINTER, &base,
+			 &empty);
 	if (err)
-		return err;
+		return root_unreadable(s, context, r, err, out);
 	s->table[ridx] = base;
+	if (empty || !base)
+		return NULL; /* no table yet */
 	if (r->has_count) {
 		if ((err = desc_gref_uint(s, &r->count, &n)))
 			return err;
@@ -263,7 +310,7 @@ static struct ws_error *walk_array(struct state *s, struct ws_target *target,
 				  r->where, n, d->max_tasks, max);
 		n = max;
 	}
-	uint64_t fit = base && n <= UINT64_MAX / elem && base + n * elem >= base
+	uint64_t fit = n <= UINT64_MAX / elem && base + n * elem >= base
 			       ? clamp_readable(s, base, elem, n) : 0;
 	if (fit < n) {
 		if (context->live)

@@ -424,3 +424,35 @@ Test(runtime_descriptor, registers_names_and_reasons, OPTS)
 	cr_assert_eq(list.tasks[0].start, WS_START_NONE);
 	ws_runtime_destroy(rt);
 }
+
+/* A root behind a null pointer is empty (a runtime not set up yet, as
+ * Crystal's Fiber::fibers before its first fiber); behind a wild one, a
+ * failed sample and a warning (an error, read live). */
+Test(runtime_descriptor, root_behind_null_or_wild_pointer, OPTS)
+{
+	struct ws_runtime *rt = create(descriptor(
+		"{\"global\": \"fr.current->next\", \"next\": \"next\"}", NULL));
+
+	fr.current = NULL;
+	tick_ok(rt);
+	cr_assert_eq(list.n, 0);
+	cr_assert_eq(nwarnings, 0);
+
+	fr.current = (struct fr_task *)(uintptr_t)0x7000dead0000;
+	tick_ok(rt);
+	cr_assert_eq(list.n, 1);
+	cr_assert_eq(count_errors("registry root unreadable"), 1);
+	cr_assert_eq(nwarnings, 1);
+	cr_assert(strstr(warnings[0], "$.registry: unreadable"), "%s", warnings[0]);
+	struct ws_error *err = tick(rt, true);
+	cr_assert_not_null(err, "read live, an unreadable root is an error");
+	ws_error_destroy(err);
+
+	/* And set up: fr.current->next is the list's head. */
+	fr.current = &fr.tasks[0];
+	chain(0, 3, NULL);
+	tick_ok(rt);
+	cr_assert_eq(list.n, 3, "tasks 1..3 (%zu)", list.n);
+	cr_assert(count_id(101) == 1 && count_id(103) == 1);
+	ws_runtime_destroy(rt);
+}
