@@ -172,6 +172,13 @@ struct ws_error *ws_dwtype_symbol(struct ws_dwtype_program *prog,
 				  const char *module, const char *symbol,
 				  const char *type_name, struct ws_dwobj *ret);
 
+/* Whether a module of `dwfl` matching `module` (NULL: any) defines the
+ * data symbol `symbol` (symbol table or dynamic one; functions do not
+ * count): its address (bias applied) and size. A linear scan. */
+bool ws_dwtype_find_symbol(Dwfl *dwfl, const char *module,
+			   const char *symbol, uint64_t *address,
+			   uint64_t *size);
+
 /* Finds a named type: "struct task", "union u", "enum e", a typedef or base
  * type name ("task_t", "int"), a Go type name as written in its DWARF
  * ("runtime.g", "[]*runtime.g"), or a named pointer type (Crystal names a
