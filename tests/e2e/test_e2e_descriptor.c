@@ -2,8 +2,9 @@
  * End-to-end tests of bad runtime descriptors (`--runtime FILE.json`)
  * through the binary, against a live greenrt program (greenrt_parked): a
  * malformed descriptor, a missing file and a register index out of range
- * exit 2, a name missing from DWARF exits 7, each with one "wallspy: " line naming the descriptor file
- * and the JSON path ($.…) at fault and the missing name; nothing is printed
+ * exit 2, a name missing from DWARF exits 7, each with one "wallspy: "
+ * line naming the descriptor file and the JSON path ($.…) at fault and
+ * the missing name; nothing is printed
  * on stdout, no profile is written, the target dump attached to is left
  * running, not stopped, and the command record launched does not outlive
  * the failure. Every way a descriptor can be wrong, and what the error
