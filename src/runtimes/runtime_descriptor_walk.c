@@ -179,6 +179,70 @@ static uint64_t walk_bound(const struct state *s, const struct root *r,
 	return max;
 }
 
+/* A list must be walked whole (each task leads to the next), but what it
+ * keeps of a tick is bounded by the budgets: with a task limit k, the
+ * tasks of a root are a uniform random sample of k (reservoir sampling:
+ * the i-th task replaces a kept one with probability k / i), each then
+ * standing for seen / k. So a list of a million tasks, or a hostile one
+ * as long as registry.max, costs the walk's reads but k tasks' memory and
+ * decoded strings, not a million. */
+struct reservoir {
+	size_t first;              /* out->tasks[first ..]: this root's */
+	uint64_t seen;             /* tasks this root reached */
+};
+
+/* Decodes the task at `address` (its struct in s->buf) into the sample. */
+static struct ws_error *keep_sampled(struct state *s, struct ws_target *target,
+				     const struct ws_read_context *context,
+				     uint64_t address, struct ws_task_list *out,
+				     struct reservoir *kept)
+{
+	size_t k = context->limit;
+	struct arena mark = s->strings;
+	bool added;
+	struct ws_error *err = desc_add_task(s, target, context, address, s->buf,
+					     out, &added);
+	if (err || !added)
+		return err;
+	kept->seen++;
+	if (!k || kept->seen <= k)
+		return NULL;
+	/* The reservoir is full: the new task (last in out) replaces a
+	 * random kept one with probability k / seen, else is dropped, its
+	 * strings with it. */
+	uint64_t j = ws_random_below(context->random, kept->seen);
+	if (j < k) {
+		out->tasks[kept->first + j] = out->tasks[out->n - 1];
+	} else {
+		s->strings.current = mark.current;
+		s->strings.used = mark.used;
+	}
+	out->n--;
+	return NULL;
+}
+
+/* Each of the k tasks kept of a root sampled down stands for seen / k
+ * (a failed sample the walk ended with, after them, for itself). */
+static void reservoir_scale(const struct reservoir *kept,
+			    const struct ws_read_context *context,
+			    struct ws_task_list *out)
+{
+	size_t k = context->limit;
+	if (!k || kept->seen <= k)
+		return;
+	double scale = (double)kept->seen / (double)k;
+	for (size_t i = kept->first; i < kept->first + k; i++)
+		out->tasks[i].scale = scale;
+}
+
+static struct ws_error *walk_list_tasks(struct state *s, struct ws_target *target,
+					const struct ws_read_context *context,
+					const struct root *r, unsigned ridx,
+					struct ws_task_list *out, uint64_t raw,
+					uint64_t stop, uint64_t first, uint64_t bound,
+					const struct ws_dwpath *next, size_t size,
+					struct reservoir *kept);
+
 static struct ws_error *walk_list(struct state *s, struct ws_target *target,
 				  const struct ws_read_context *context,
 				  const struct root *r, unsigned ridx,
@@ -206,6 +270,22 @@ static struct ws_error *walk_list(struct state *s, struct ws_target *target,
 		return NULL;
 	uint64_t first = raw, bound = walk_bound(s, r, count, out->n);
 	const struct ws_dwpath *next = &r->next;
+	struct reservoir kept = { .first = out->n };
+	err = walk_list_tasks(s, target, context, r, ridx, out, raw, stop, first,
+			      bound, next, size, &kept);
+	reservoir_scale(&kept, context, out);
+	return err;
+}
+
+static struct ws_error *walk_list_tasks(struct state *s, struct ws_target *target,
+					const struct ws_read_context *context,
+					const struct root *r, unsigned ridx,
+					struct ws_task_list *out, uint64_t raw,
+					uint64_t stop, uint64_t first, uint64_t bound,
+					const struct ws_dwpath *next, size_t size,
+					struct reservoir *kept)
+{
+	struct ws_error *err;
 	for (uint64_t n = 0; raw && raw != stop; n++) {
 		if (n > 0 && r->layout == LAYOUT_RING && raw == first)
 			break;
@@ -232,9 +312,8 @@ static struct ws_error *walk_list(struct state *s, struct ws_target *target,
 					    raw, out);
 		}
 		/* Listed once, whichever root reached it first. */
-		bool added;
-		if (!was && (err = desc_add_task(s, target, context, task, s->buf,
-					    out, &added)))
+		if (!was && (err = keep_sampled(s, target, context, task, out,
+						kept)))
 			return err;
 		uint64_t to = 0;
 		err = ws_dwtype_path_uint(s->prog, next, raw, s->buf + r->link,

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "runtime_descriptor_internal.h"
+#include "ws_random.h"
 #include "ws_target.h"
 #include "ws_task.h"
 
@@ -339,6 +340,47 @@ Test(runtime_descriptor, list_longer_than_max_stops, OPTS)
 	tick_ok(rt);
 	cr_assert_eq(list.n, 11);
 	cr_assert_eq(count_errors("registry list longer than its count"), 1);
+	ws_runtime_destroy(rt);
+}
+
+/* Under a task limit k (the budgets), a list keeps a uniform random
+ * sample of k of its tasks, each standing for n / k: a tick's memory is
+ * k tasks whatever the list's length. Over 4000 ticks of a 16-task list
+ * with k = 4, each task is kept in about a quarter of them (binomial: sd
+ * 27; the bound is 6 sd). */
+Test(runtime_descriptor, list_sampled_within_the_limit, OPTS)
+{
+	enum { TICKS = 4000, K = 4 };
+	size_t kept[NTASKS] = { 0 };
+	struct ws_random random;
+	ws_random_seed(&random, 42);
+	chain(0, NTASKS - 1, NULL);
+	fr.list = (struct fr_queue){ &fr.tasks[0], NTASKS };
+	struct ws_runtime *rt = create(descriptor(
+		"{\"global\": \"fr.list.head\", \"count\": \"fr.list.count\","
+		" \"next\": \"next\"}", NULL));
+
+	for (int t = 0; t < TICKS; t++) {
+		struct ws_read_context context = { .limit = K, .random = &random };
+		ws_task_list_clear(&list);
+		struct ws_error *err = rt->ops->list_tasks(rt, &target, &context, &list);
+		cr_assert_null(err, "%s", err ? err->message : "");
+		cr_assert_eq(list.n, K, "%zu tasks kept", list.n);
+		for (size_t i = 0; i < list.n; i++) {
+			long id = (long)list.tasks[i].id;
+			cr_assert(id >= 100 && id < 100 + NTASKS, "id %ld", id);
+			cr_assert_eq(count_id(id), 1, "task %ld kept twice", id);
+			cr_assert_float_eq(list.tasks[i].scale, (double)NTASKS / K, 1e-9);
+			cr_assert_str_eq(list.tasks[i].name, fr.tasks[id - 100].name);
+			kept[id - 100]++;
+		}
+	}
+	for (int i = 0; i < NTASKS; i++)
+		cr_assert(kept[i] > TICKS / 4 - 165 && kept[i] < TICKS / 4 + 165,
+			  "task %d kept in %zu of %d ticks", i, kept[i], TICKS);
+	/* Without a limit (dump), every task. */
+	tick_ok(rt);
+	cr_assert_eq(list.n, NTASKS);
 	ws_runtime_destroy(rt);
 }
 
