@@ -190,7 +190,7 @@ struct arena {
 /* What a warning is about: each is said once per run. */
 enum warning {
 	WARN_CUT, WARN_CYCLE, WARN_LONG, WARN_CLAMPED, WARN_UNREADABLE,
-	WARN_CURRENT, WARN_GUARD, WARN_MAX
+	WARN_CURRENT, WARN_GUARD, WARN_COUNT, WARN_MAX
 };
 
 /* Strings read from the target by address (names, wait reasons): they are

@@ -153,19 +153,20 @@ static struct ws_error *root_start(struct state *s, const struct gref *g,
 	return address ? desc_gref_address(s, g, ret) : desc_gref_uint(s, g, ret);
 }
 
-/* A root whose start cannot be read: an error read live (the tick is read
- * again stopped), else a failed sample and a warning. */
+/* A root whose start (or an array's count) cannot be read: an error read
+ * live (the tick is read again stopped), else a failed sample `what` and
+ * a warning. */
 static struct ws_error *root_unreadable(struct state *s,
 					const struct ws_read_context *context,
 					const struct root *r, struct ws_error *err,
-					struct ws_task_list *out)
+					const char *what, struct ws_task_list *out)
 {
 	if (context->live)
 		return err;
 	desc_warn_once(s, WARN_CUT, "$.%s: unreadable: %s", r->where, err->message);
 	ws_error_destroy(err);
-	return walk_problem(s, context, r, WARN_CUT, "registry root unreadable",
-			    r->head.var.address, out);
+	return walk_problem(s, context, r, WARN_CUT, what, r->head.var.address,
+			    out);
 }
 
 /* How many tasks a walk may reach this tick. */
@@ -255,6 +256,9 @@ static struct ws_error *walk_list(struct state *s, struct ws_target *target,
 	if (r->has_count && (err = desc_gref_uint(s, &r->count, &count))) {
 		if (context->live)
 			return err;
+		/* The walk goes on, bounded by registry.max instead. */
+		desc_warn_once(s, WARN_COUNT, "$.%s: count unreadable: %s; walking up to registry.max",
+			       r->where, err->message);
 		ws_error_destroy(err);
 		count = 0;
 	}
@@ -265,7 +269,8 @@ static struct ws_error *walk_list(struct state *s, struct ws_target *target,
 		err = ws_dwtype_path_uint(s->prog, &r->header_next, stop, NULL, 0,
 					  &raw);
 	if (err)
-		return root_unreadable(s, context, r, err, out);
+		return root_unreadable(s, context, r, err,
+				       "registry root unreadable", out);
 	if (empty)
 		return NULL;
 	uint64_t first = raw, bound = walk_bound(s, r, count, out->n);
@@ -370,13 +375,15 @@ static struct ws_error *walk_array(struct state *s, struct ws_target *target,
 	err = root_start(s, &r->head, r->head.kind != WS_DWTYPE_POINTER, &base,
 			 &empty);
 	if (err)
-		return root_unreadable(s, context, r, err, out);
+		return root_unreadable(s, context, r, err,
+				       "registry root unreadable", out);
 	s->table[ridx] = base;
 	if (empty || !base)
 		return NULL; /* no table yet */
 	if (r->has_count) {
 		if ((err = desc_gref_uint(s, &r->count, &n)))
-			return err;
+			return root_unreadable(s, context, r, err,
+					       "registry count unreadable", out);
 	} else {
 		n = r->head.size / elem;
 	}

@@ -418,6 +418,43 @@ Test(runtime_descriptor, array_counts_clamped_to_readable_memory, OPTS)
 	}
 }
 
+/* A count behind a wild pointer: a list is walked all the same (bounded
+ * by registry.max), saying so once; an array, which cannot be read without
+ * its count, is a failed sample and a warning. Never silence. */
+Test(runtime_descriptor, unreadable_counts_are_said, OPTS)
+{
+	chain(0, 2, NULL);
+	fr.list = (struct fr_queue){ &fr.tasks[0], 3 };
+	for (int i = 0; i < 8; i++)
+		fr.table[i] = i < 3 ? &fr.tasks[i] : NULL;
+	fr.current = (struct fr_task *)(uintptr_t)0x7000dead0000;
+	struct ws_runtime *rt = create(descriptor(
+		"{\"global\": \"fr.list.head\", \"count\": \"fr.current->id\","
+		" \"next\": \"next\"}", NULL));
+
+	tick_ok(rt);
+	tick_ok(rt);
+	cr_assert_eq(list.n, 3);
+	cr_assert(count_id(100) == 1 && count_id(101) == 1 && count_id(102) == 1);
+	cr_assert_eq(nwarnings, 1, "%d warnings", nwarnings);
+	cr_assert(strstr(warnings[0], "$.registry: count unreadable"), "%s", warnings[0]);
+	ws_runtime_destroy(rt);
+
+	nwarnings = 0;
+	rt = create(descriptor(
+		"{\"global\": \"fr.table\", \"count\": \"fr.current->id\","
+		" \"layout\": \"pointer-array\"}", NULL));
+	tick_ok(rt);
+	cr_assert_eq(list.n, 1);
+	cr_assert_eq(count_errors("registry count unreadable"), 1);
+	cr_assert_eq(nwarnings, 1, "%d warnings", nwarnings);
+	cr_assert(strstr(warnings[0], "$.registry: unreadable"), "%s", warnings[0]);
+	struct ws_error *err = tick(rt, true);
+	cr_assert_not_null(err, "read live, an unreadable count is an error");
+	ws_error_destroy(err);
+	ws_runtime_destroy(rt);
+}
+
 /* ---- format 2 decoding ---- */
 
 /* Registers saved on the task's own stack (Crystal, Boost fcontext): rbp
