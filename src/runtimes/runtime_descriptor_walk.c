@@ -236,18 +236,12 @@ static void reservoir_scale(const struct reservoir *kept,
 		out->tasks[i].scale = scale;
 }
 
-static struct ws_error *walk_list_tasks(struct state *s, struct ws_target *target,
-					const struct ws_read_context *context,
-					const struct root *r, unsigned ridx,
-					struct ws_task_list *out, uint64_t raw,
-					uint64_t stop, uint64_t first, uint64_t bound,
-					const struct ws_dwpath *next, size_t size,
-					struct reservoir *kept);
-
-static struct ws_error *walk_list(struct state *s, struct ws_target *target,
-				  const struct ws_read_context *context,
-				  const struct root *r, unsigned ridx,
-				  struct ws_task_list *out)
+/* Walks list root r, keeping its tasks in `kept`. */
+static struct ws_error *walk_list_into(struct state *s, struct ws_target *target,
+				       const struct ws_read_context *context,
+				       const struct root *r, unsigned ridx,
+				       struct ws_task_list *out,
+				       struct reservoir *kept)
 {
 	struct descriptor *d = &s->d;
 	size_t size = (size_t)d->task_size;
@@ -275,22 +269,6 @@ static struct ws_error *walk_list(struct state *s, struct ws_target *target,
 		return NULL;
 	uint64_t first = raw, bound = walk_bound(s, r, count, out->n);
 	const struct ws_dwpath *next = &r->next;
-	struct reservoir kept = { .first = out->n };
-	err = walk_list_tasks(s, target, context, r, ridx, out, raw, stop, first,
-			      bound, next, size, &kept);
-	reservoir_scale(&kept, context, out);
-	return err;
-}
-
-static struct ws_error *walk_list_tasks(struct state *s, struct ws_target *target,
-					const struct ws_read_context *context,
-					const struct root *r, unsigned ridx,
-					struct ws_task_list *out, uint64_t raw,
-					uint64_t stop, uint64_t first, uint64_t bound,
-					const struct ws_dwpath *next, size_t size,
-					struct reservoir *kept)
-{
-	struct ws_error *err;
 	for (uint64_t n = 0; raw && raw != stop; n++) {
 		if (n > 0 && r->layout == LAYOUT_RING && raw == first)
 			break;
@@ -336,6 +314,18 @@ static struct ws_error *walk_list_tasks(struct state *s, struct ws_target *targe
 					    task, out);
 	}
 	return NULL;
+}
+
+static struct ws_error *walk_list(struct state *s, struct ws_target *target,
+				  const struct ws_read_context *context,
+				  const struct root *r, unsigned ridx,
+				  struct ws_task_list *out)
+{
+	struct reservoir kept = { .first = out->n };
+	struct ws_error *err = walk_list_into(s, target, context, r, ridx, out,
+					      &kept);
+	reservoir_scale(&kept, context, out);
+	return err;
 }
 
 /* The largest k <= n such that element k - 1 of `elem` bytes from base is
