@@ -173,8 +173,10 @@ struct ws_error *ws_dwtype_symbol(struct ws_dwtype_program *prog,
 				  const char *type_name, struct ws_dwobj *ret);
 
 /* Whether a module of `dwfl` matching `module` (NULL: any) defines the
- * data symbol `symbol` (symbol table or dynamic one; functions do not
- * count): its address (bias applied) and size. A linear scan. */
+ * data symbol `symbol` in its own ELF file (symbol table or dynamic one;
+ * functions do not count; separate debug files are not read, so asking
+ * costs no debug info): its address (bias applied) and size. A linear
+ * scan, to recognise a runtime. */
 bool ws_dwtype_find_symbol(Dwfl *dwfl, const char *module,
 			   const char *symbol, uint64_t *address,
 			   uint64_t *size);

@@ -162,6 +162,7 @@ struct find_symbol {
 	const char *want;        /* module filter, NULL: any */
 	uint64_t address, size;
 	bool found;
+	bool elf_only;           /* the module's own file, not its debug file */
 };
 
 static bool module_wanted(const char *modname, const char *want)
@@ -172,6 +173,41 @@ static bool module_wanted(const char *modname, const char *want)
 	return strcmp(modname, want) == 0 || (base && strcmp(base + 1, want) == 0);
 }
 
+/* The data symbol fs->name in the symbol tables of mod's own ELF file
+ * (.symtab, .dynsym), without loading separate debug info: dwfl's symbol
+ * table would read ld.so's and libc's debug files (and fill the debug
+ * cache with them) just to learn a symbol is not there. */
+static bool find_symbol_in_elf(Dwfl_Module *mod, struct find_symbol *fs)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	for (Elf_Scn *scn = NULL; elf && (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr shdr;
+		if (!gelf_getshdr(scn, &shdr) ||
+		    (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM) ||
+		    !shdr.sh_entsize)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		size_t n = data ? data->d_size / shdr.sh_entsize : 0;
+		for (size_t i = 1; i < n; i++) {
+			GElf_Sym sym;
+			if (!gelf_getsym(data, (int)i, &sym) ||
+			    sym.st_shndx == SHN_UNDEF ||
+			    GELF_ST_TYPE(sym.st_info) == STT_FUNC)
+				continue;
+			const char *name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+			if (!name || strcmp(name, fs->name) != 0)
+				continue;
+			fs->address = sym.st_value +
+				      (sym.st_shndx == SHN_ABS ? 0 : bias);
+			fs->size = sym.st_size;
+			fs->found = true;
+			return true;
+		}
+	}
+	return false;
+}
+
 static int find_symbol_in(Dwfl_Module *mod, void **userdata,
 			  const char *modname, Dwarf_Addr start, void *arg)
 {
@@ -179,6 +215,8 @@ static int find_symbol_in(Dwfl_Module *mod, void **userdata,
 	struct find_symbol *fs = arg;
 	if (!module_wanted(modname ? modname : "", fs->want))
 		return DWARF_CB_OK;
+	if (fs->elf_only)
+		return find_symbol_in_elf(mod, fs) ? DWARF_CB_ABORT : DWARF_CB_OK;
 	int n = dwfl_module_getsymtab(mod);
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
@@ -201,7 +239,8 @@ bool ws_dwtype_find_symbol(Dwfl *dwfl, const char *module,
 			   const char *symbol, uint64_t *address,
 			   uint64_t *size)
 {
-	struct find_symbol fs = { .name = symbol, .want = module };
+	struct find_symbol fs = { .name = symbol, .want = module,
+				  .elf_only = true };
 	dwfl_getmodules(dwfl, find_symbol_in, &fs, 0);
 	if (fs.found) {
 		*address = fs.address;
@@ -225,8 +264,7 @@ struct ws_error *ws_dwtype_symbol(struct ws_dwtype_program *prog,
 		find_symbol_in(prog->mods[0].mod, NULL, prog->mods[0].name, 0,
 			       &fs);
 	if (!fs.found)
-		fs.found = ws_dwtype_find_symbol(prog->dwfl, module, symbol,
-						 &fs.address, &fs.size);
+		dwfl_getmodules(prog->dwfl, find_symbol_in, &fs, 0);
 	if (!fs.found)
 		return ws_error_create(WS_ERR_NO_DEBUGINFO,
 				       "no ELF symbol '%s' in %s", symbol,
