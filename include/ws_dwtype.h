@@ -19,7 +19,8 @@
  * "->name" and "[N]" on a pointer read the pointer (one remote read each). N
  * is decimal or 0x-hex. "." never follows a pointer implicitly: a remote read
  * should be visible in the path. Anonymous struct/union members are searched
- * as C does. The cache is keyed by the path string: pass indices that vary
+ * as C does, and members of base classes (DW_TAG_inheritance) as C++ does,
+ * after the class's own. The cache is keyed by the path string: pass indices that vary
  * at run time to ws_dwtype_index / ws_dwtype_slice_at, not in paths (the
  * cache stops growing at 4096 paths; later ones are resolved every time).
  */
@@ -95,6 +96,24 @@ struct ws_dwfield {
 	uint8_t bit_size;
 };
 
+/* A member path resolved through pointers ("uc->uc_mcontext.gregs[16]",
+ * "head->next"): hop[0] lies inside the outer object; each later hop lies
+ * inside the object that the pointer at the hop before points to, `offset`
+ * bytes from the pointer's value (a pointer's "[N]" is an offset of N
+ * elements). A path without "->" or pointer indexing is one hop, the
+ * ws_dwfield ws_dwtype_field resolves. */
+enum { WS_DWPATH_MAX_HOPS = 8 };
+struct ws_dwpath {
+	unsigned nhops;
+	struct ws_dwfield hop[WS_DWPATH_MAX_HOPS];
+};
+
+/* The field the path ends at (its type, size, bitfield). */
+static inline const struct ws_dwfield *ws_dwpath_last(const struct ws_dwpath *p)
+{
+	return &p->hop[p->nhops - 1];
+}
+
 /* A Go slice (struct with `array`, `len` and optionally `cap`), read. */
 struct ws_dwslice {
 	struct ws_dwobj first;  /* element 0: element type, at `array` */
@@ -127,7 +146,9 @@ void ws_dwtype_program_set_reader(struct ws_dwtype_program *prog,
 /* --- lookups (hash lookups once a module is indexed) --- */
 
 /* Finds the global (or file-static) variable `name` ("runtime.allgs",
- * "green_all_tasks") with a static address. `module`: NULL searches every
+ * "green_all_tasks", or qualified by its C++ namespaces, "app::main_ctx";
+ * the bare name finds the first of that name) with a static address.
+ * `module`: NULL searches every
  * module, the main executable first (so a miss indexes every module with
  * DWARF, libc included); otherwise a module's path or its file name
  * ("libc.so.6"). An external definition wins over a static one of the same
@@ -146,10 +167,35 @@ struct ws_error *ws_dwtype_constant(struct ws_dwtype_program *prog,
 				    const char *module, const char *name,
 				    int64_t *ret);
 
+/* The object at ELF symbol `symbol` (a data symbol of the symbol table or
+ * the dynamic one), typed by the DWARF type `type_name` (as
+ * ws_dwtype_find_type finds it): for compilers that describe types but
+ * emit no variable DIEs (Crystal: the symbol "Fiber::fibers", type
+ * "Thread::LinkedList(Fiber)", itself a reference, i.e. a named pointer
+ * type). `module` as for ws_dwtype_global. A linear scan of the symbol
+ * tables (the main executable's first): for loading, not for ticks.
+ * Errors: "no ELF symbol 'x' in ..." (WS_ERR_NO_DEBUGINFO), the type's
+ * lookup errors, a symbol smaller than its type (WS_ERR_OTHER). */
+struct ws_error *ws_dwtype_symbol(struct ws_dwtype_program *prog,
+				  const char *module, const char *symbol,
+				  const char *type_name, struct ws_dwobj *ret);
+
+/* Whether a module of `dwfl` matching `module` (NULL: any) defines the
+ * data symbol `symbol` in its own ELF file (symbol table or dynamic one;
+ * functions do not count; separate debug files are not read, so asking
+ * costs no debug info): its address (bias applied) and size. A linear
+ * scan, to recognise a runtime. */
+bool ws_dwtype_find_symbol(Dwfl *dwfl, const char *module,
+			   const char *symbol, uint64_t *address,
+			   uint64_t *size);
+
 /* Finds a named type: "struct task", "union u", "enum e", a typedef or base
- * type name ("task_t", "int"), or a Go type name as written in its DWARF
- * ("runtime.g", "[]*runtime.g"). A bare name also matches a struct, union or
- * enum tag when nothing else has that name. Declarations are skipped. */
+ * type name ("task_t", "int"), a Go type name as written in its DWARF
+ * ("runtime.g", "[]*runtime.g"), or a named pointer type (Crystal names a
+ * reference type's pointer "Fiber", its struct "struct Fiber"). C++ names
+ * may be qualified by their namespaces ("app::Task"). A bare name also
+ * matches a struct, union or enum tag when nothing else has that name.
+ * Declarations are skipped. */
 struct ws_error *ws_dwtype_find_type(struct ws_dwtype_program *prog,
 				     const char *module, const char *name,
 				     struct ws_dwtype *ret);
@@ -187,6 +233,33 @@ const char *ws_dwtype_name(const struct ws_dwtype *type, char *buf,
 struct ws_error *ws_dwtype_field(struct ws_dwtype_program *prog,
 				 const struct ws_dwtype *type,
 				 const char *path, struct ws_dwfield *ret);
+
+/* Resolves a member path that may follow pointers ("->name", "[N]" on a
+ * pointer) against `type`, once: each part between pointers through the
+ * path cache. Reads no memory. Errors as ws_dwtype_field's, and a hop
+ * through something that is not a pointer ("member path 'a->b': 'a'
+ * (int) is not a pointer"), at most WS_DWPATH_MAX_HOPS - 1 pointers. */
+struct ws_error *ws_dwtype_path(struct ws_dwtype_program *prog,
+				const struct ws_dwtype *type, const char *path,
+				struct ws_dwpath *ret);
+
+/* Where the final field of `path` lies, for an object at `address` of the
+ * type it was resolved against, whose first `size` bytes the caller holds
+ * in `buf` (NULL, 0: none): a pointer inside buf is decoded from it, any
+ * other read through the program's reader, one read per hop. A null
+ * pointer on the way is an error. */
+struct ws_error *ws_dwtype_path_locate(struct ws_dwtype_program *prog,
+				       const struct ws_dwpath *path,
+				       uint64_t address, const void *buf,
+				       size_t size, uint64_t *ret);
+
+/* Reads the final field of `path` as ws_dwtype_field_uint does: decoded
+ * from buf, without a read, when the path has one hop; else one read per
+ * hop (ws_dwtype_path_locate) and one of the field. */
+struct ws_error *ws_dwtype_path_uint(struct ws_dwtype_program *prog,
+				     const struct ws_dwpath *path,
+				     uint64_t address, const void *buf,
+				     size_t size, uint64_t *ret);
 
 /* Decode an integer, enum, bool, pointer or bitfield `field` from `buf`, the
  * `size` bytes of an object of the field's containing type. Zero- or sign-

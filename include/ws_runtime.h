@@ -47,6 +47,10 @@ struct ws_runtime_caps {
 	 * runtime.goexit): frames outside it belong to the scheduler and are
 	 * cut, so running and parked tasks share their root. NULL: none. */
 	const char *root_function;
+	/* With a name as common as Crystal's `run`: the root is the frame of
+	 * that name whose source file ends with this ("/fiber.cr"). NULL:
+	 * any file. */
+	const char *root_file;
 	/* Unwind with libdw (reads .debug_frame; Go has no .eh_frame) rather
 	 * than libunwind. */
 	bool prefer_libdw;

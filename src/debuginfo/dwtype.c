@@ -1,5 +1,5 @@
 /*
- * ws_dwtype, part 3 of 3: objects (a type plus an address) and reads through
+ * ws_dwtype, part 3 of 4: objects (a type plus an address) and reads through
  * the program's ws_memory_reader: integers of any width and bitfields,
  * pointers, member paths that follow pointers, arrays, C and Go strings, Go
  * slices, and whole-object loads so one read serves many fields.

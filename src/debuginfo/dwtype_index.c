@@ -1,5 +1,5 @@
 /*
- * ws_dwtype, part 1 of 3: finding things by name. Owns the program object,
+ * ws_dwtype, part 1 of 4: finding things by name. Owns the program object,
  * its module list (main executable first) and a lazy per-module index of
  * global variables and named types, built in one pass over each module's
  * top-level DIEs on first use (libdw 0.188 has no name index). The Dwfl is
@@ -9,6 +9,7 @@
 
 #include <dwarf.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,7 +178,11 @@ void ws_dwtype_program_destroy(struct ws_dwtype_program *prog)
 	for (size_t i = 0; i < prog->nmods; i++) {
 		map_free(&prog->mods[i].vars, false);
 		map_free(&prog->mods[i].types, false);
+		map_free(&prog->mods[i].decls, false);
 	}
+	for (size_t i = 0; i < prog->nowned; i++)
+		free(prog->owned[i]);
+	free(prog->owned);
 	free(prog->mods);
 	free(prog->dies);
 	map_free(&prog->paths, true);
@@ -192,7 +197,8 @@ void ws_dwtype_program_set_reader(struct ws_dwtype_program *prog,
 }
 
 /* ------------------------------------------------------------------------ */
-/* Indexing a module: one pass over the top-level DIEs of every unit. */
+/* Indexing a module: one pass over the top-level DIEs of every unit, and
+ * of C++ namespaces and classes inside them. */
 
 static const char *die_name(Dwarf_Die *die)
 {
@@ -200,41 +206,111 @@ static const char *die_name(Dwarf_Die *die)
 	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
 }
 
-static bool index_die(struct ws_dwtype_program *prog, struct module *m,
-		      Dwarf_Die *die, bool go)
+/* A string the program owns (qualified names): freed with it. */
+static const char *own_string(struct ws_dwtype_program *prog, char *text)
 {
+	if (!text || !ws_grow((void **)&prog->owned, &prog->owned_cap,
+			      prog->nowned + 1, sizeof(*prog->owned))) {
+		free(text);
+		return NULL;
+	}
+	return prog->owned[prog->nowned++] = text;
+}
+
+/* A DIE's offset as a map key (module->decls). */
+static bool offset_key(Dwarf_Die *die, char key[20])
+{
+	return snprintf(key, 20, "%" PRIx64, (uint64_t)dwarf_dieoffset(die)) > 0;
+}
+
+/* Adds `name` for `die` to `map` under `scope` unless present; an external
+ * variable definition replaces a file-static one. */
+static bool index_name(struct ws_dwtype_program *prog, struct map *map,
+		       const void *scope, const char *name, Dwarf_Die *die,
+		       bool variable)
+{
+	size_t len = strlen(name), value;
+	if (dwtype_map_get(map, scope, 0, name, len, &value)) {
+		/* An external definition beats a file-static one. */
+		if (variable &&
+		    !dwarf_hasattr_integrate(&prog->dies[value], DW_AT_external) &&
+		    dwarf_hasattr_integrate(die, DW_AT_external))
+			prog->dies[value] = *die;
+		return true;
+	}
+	if (!ws_grow((void **)&prog->dies, &prog->dies_cap,
+			 prog->ndies + 1, sizeof(*prog->dies)))
+		return false;
+	prog->dies[prog->ndies] = *die;
+	return dwtype_map_put(map, scope, 0, name, len, prog->ndies++);
+}
+
+/* How a unit names things: Go's names are unique and qualified already;
+ * C++ nests names in namespaces and classes. */
+enum unit_lang { LANG_C, LANG_CXX, LANG_GO };
+
+static bool index_children(struct ws_dwtype_program *prog, struct module *m,
+			   Dwarf_Die *parent, enum unit_lang lang,
+			   const char *prefix, int depth);
+
+/* Indexes one DIE of a unit's top level, or of a namespace or class
+ * (`prefix` "ns::", "" at the top): by its bare name, and by its
+ * qualified one inside a namespace or class. */
+static bool index_die(struct ws_dwtype_program *prog, struct module *m,
+		      Dwarf_Die *die, enum unit_lang lang, const char *prefix,
+		      int depth)
+{
+	bool go = lang == LANG_GO;
 	int tag = dwarf_tag(die);
 	const char *name = die_name(die);
-	if (!name)
-		return true;
-	size_t len = strlen(name), value;
-	struct map *map;
 	const void *scope = NULL;
+	struct map *map;
+	bool variable = tag == DW_TAG_variable;
 
 	if (tag == DW_TAG_constant) {
 		/* Go's named constants ("runtime._Gwaiting"), in the
-		 * variables' map under their own scope. */
-		if (!dwarf_hasattr(die, DW_AT_const_value))
+		 * variables' map under their own scope; the first wins. */
+		if (!name || !dwarf_hasattr(die, DW_AT_const_value))
 			return true;
-		map = &m->vars;
-		scope = DWTYPE_CONSTANT_SCOPE;
-		if (dwtype_map_get(map, scope, 0, name, len, &value))
-			return true;
-	} else if (tag == DW_TAG_variable) {
-		/* Declarations and optimized-out variables have no location;
-		 * the definition (possibly named through DW_AT_specification)
-		 * has one. */
-		if (!dwarf_hasattr(die, DW_AT_location))
-			return true;
-		map = &m->vars;
-		if (dwtype_map_get(map, NULL, 0, name, len, &value)) {
-			/* An external definition beats a file-static one. */
-			if (!dwarf_hasattr_integrate(&prog->dies[value],
-						     DW_AT_external) &&
-			    dwarf_hasattr_integrate(die, DW_AT_external))
-				prog->dies[value] = *die;
-			return true;
+		return index_name(prog, &m->vars, DWTYPE_CONSTANT_SCOPE, name, die,
+				  false);
+	}
+	if (tag == DW_TAG_namespace) {
+		char *inner = NULL;
+		/* An anonymous namespace's members are named without it. */
+		if (name && asprintf(&inner, "%s%s::", prefix, name) < 0)
+			return false;
+		bool ok = index_children(prog, m, die, lang,
+					 inner ? inner : prefix, depth + 1);
+		free(inner);
+		return ok;
+	}
+	if (variable) {
+		char key[20];
+		Dwarf_Attribute attr;
+		Dwarf_Die spec;
+		size_t value;
+		if (!dwarf_hasattr(die, DW_AT_location)) {
+			/* A declaration in a namespace or class: its
+			 * qualified name, for the definition outside
+			 * (DW_AT_specification) to be found by. */
+			char *full;
+			if (!*prefix || !name || !offset_key(die, key))
+				return true;
+			if (asprintf(&full, "%s%s", prefix, name) < 0)
+				return false;
+			const char *q = own_string(prog, full);
+			const char *k = own_string(prog, strdup(key));
+			return q && k &&
+			       dwtype_map_put(&m->decls, NULL, 0, k, strlen(k),
+					      prog->nowned - 2);
 		}
+		map = &m->vars;
+		if (dwarf_attr(die, DW_AT_specification, &attr) &&
+		    dwarf_formref_die(&attr, &spec) && offset_key(&spec, key) &&
+		    dwtype_map_get(&m->decls, NULL, 0, key, strlen(key), &value) &&
+		    !index_name(prog, map, NULL, prog->owned[value], die, true))
+			return false;
 	} else {
 		switch (tag) {
 		case DW_TAG_structure_type:
@@ -254,23 +330,56 @@ static bool index_die(struct ws_dwtype_program *prog, struct module *m,
 		case DW_TAG_base_type:
 			break;
 		case DW_TAG_pointer_type:
+			/* Go names its pointers ("*runtime.g"), Crystal its
+			 * reference types ("Fiber"); C compilers none. */
+			break;
 		case DW_TAG_array_type:
 		case DW_TAG_subroutine_type:
-			if (go) /* "*runtime.g", "[4]uint8", "func(...)" */
+			if (go) /* "[4]uint8", "func(...)" */
 				break;
 			return true;
 		default:
 			return true;
 		}
 		map = &m->types;
-		if (dwtype_map_get(map, scope, 0, name, len, &value))
-			return true;
 	}
-	if (!ws_grow((void **)&prog->dies, &prog->dies_cap,
-			 prog->ndies + 1, sizeof(*prog->dies)))
+	if (!name)
+		return true;
+	if (!index_name(prog, map, scope, name, die, variable))
 		return false;
-	prog->dies[prog->ndies] = *die;
-	return dwtype_map_put(map, scope, 0, name, len, prog->ndies++);
+	if (*prefix) {
+		char *full;
+		if (asprintf(&full, "%s%s", prefix, name) < 0)
+			return false;
+		const char *q = own_string(prog, full);
+		if (!q || !index_name(prog, map, scope, q, die, variable))
+			return false;
+	}
+	/* Types and static members declared inside a C++ class. */
+	if (lang == LANG_CXX && (tag == DW_TAG_structure_type ||
+				 tag == DW_TAG_class_type)) {
+		char *inner;
+		if (asprintf(&inner, "%s%s::", prefix, name) < 0)
+			return false;
+		bool ok = index_children(prog, m, die, lang, inner, depth + 1);
+		free(inner);
+		return ok;
+	}
+	return true;
+}
+
+static bool index_children(struct ws_dwtype_program *prog, struct module *m,
+			   Dwarf_Die *parent, enum unit_lang lang,
+			   const char *prefix, int depth)
+{
+	Dwarf_Die child;
+	if (depth > 8 || dwarf_child(parent, &child) != 0)
+		return true;
+	do {
+		if (!index_die(prog, m, &child, lang, prefix, depth))
+			return false;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return true;
 }
 
 static struct ws_error *module_ready(struct ws_dwtype_program *prog,
@@ -286,16 +395,17 @@ static struct ws_error *module_ready(struct ws_dwtype_program *prog,
 	Dwarf_CU *cu = NULL;
 	Dwarf_Half version;
 	uint8_t unit_type;
-	Dwarf_Die cudie, subdie, child;
+	Dwarf_Die cudie, subdie;
 	while (dwarf_get_units(m->dbg, cu, &cu, &version, &unit_type, &cudie,
 			       &subdie) == 0) {
-		bool go = dwarf_srclang(&cudie) == DW_LANG_Go;
-		if (dwarf_child(&cudie, &child) != 0)
-			continue;
-		do {
-			if (!index_die(prog, m, &child, go))
-				return &ws_error_nomem;
-		} while (dwarf_siblingof(&child, &child) == 0);
+		int srclang = dwarf_srclang(&cudie);
+		enum unit_lang lang = srclang == DW_LANG_Go ? LANG_GO
+			: srclang == DW_LANG_C_plus_plus ||
+			  srclang == DW_LANG_C_plus_plus_11 ||
+			  srclang == DW_LANG_C_plus_plus_14 ? LANG_CXX
+			: LANG_C;
+		if (!index_children(prog, m, &cudie, lang, "", 0))
+			return &ws_error_nomem;
 	}
 	m->state = MOD_INDEXED;
 	return NULL;

@@ -1,7 +1,9 @@
 /*
  * Private to the dwtype_*.c files: the program's layout and the helpers the
- * three parts share. dwtype_index.c finds things by name (module indexes),
- * dwtype_types.c knows types and member paths, dwtype.c reads objects.
+ * four parts share. dwtype_index.c finds things by name (module indexes),
+ * dwtype_types.c knows types and member paths, dwtype.c reads objects,
+ * dwtype_path.c resolves and reads paths through pointers and finds
+ * globals by ELF symbol.
  * Nothing outside src/dwtype*.c includes this.
  */
 #ifndef WS_DWTYPE_INTERNAL_H
@@ -41,6 +43,9 @@ struct module {
 	enum module_state state;
 	struct map vars;        /* name -> index into prog->dies */
 	struct map types;       /* (tag or 0, name) -> index into prog->dies */
+	/* Variable declarations inside namespaces and classes: DIE offset
+	 * (hex) -> their qualified name's index in prog->owned. */
+	struct map decls;
 };
 
 /* A resolved member path piece (see resolve() in dwtype_types.c). */
@@ -60,6 +65,8 @@ struct ws_dwtype_program {
 	struct map paths;       /* (type DIE, dims, path) -> index in pathv */
 	struct path_entry *pathv;
 	size_t npaths, paths_cap;
+	char **owned;           /* qualified names and keys the maps borrow */
+	size_t nowned, owned_cap;
 };
 
 /* --- dwtype_index.c --- */

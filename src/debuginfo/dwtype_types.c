@@ -1,5 +1,5 @@
 /*
- * ws_dwtype, part 2 of 3: types and member paths. Peeling, kinds, sizes,
+ * ws_dwtype, part 2 of 4: types and member paths. Peeling, kinds, sizes,
  * array dimensions and names for messages; member paths resolved against a
  * type once and cached per (type, path), so an adapter asking for
  * "sched.sp" on 100k goroutines walks DWARF once. Reads no memory.
@@ -379,15 +379,18 @@ static bool member_position(Dwarf_Die *mem, uint64_t *bitpos, uint64_t *bits)
 }
 
 /* Finds member `name` of the struct/union `sdie`, looking inside anonymous
- * struct/union members like C does. */
+ * struct/union members like C does, then in base classes (C++: a class's
+ * own members hide its bases'), at most `depth` levels down. */
 static bool find_member(struct ws_dwtype_program *prog, Dwarf_Die *sdie,
 			const char *name, size_t len, Dwarf_Die *ret,
-			uint64_t *bitpos, uint64_t *bits)
+			uint64_t *bitpos, uint64_t *bits, int depth)
 {
 	Dwarf_Die child, t;
-	if (dwarf_child(sdie, &child) != 0)
+	if (depth > 16 || dwarf_child(sdie, &child) != 0)
 		return false;
+	bool has_bases = false;
 	do {
+		has_bases |= dwarf_tag(&child) == DW_TAG_inheritance;
 		if (dwarf_tag(&child) != DW_TAG_member)
 			continue;
 		const char *mname = dwarf_diename(&child);
@@ -404,10 +407,25 @@ static bool find_member(struct ws_dwtype_program *prog, Dwarf_Die *sdie,
 		if (dwtype_die_type(&child, &t) && dwtype_peel(&t, &t)) {
 			dwtype_complete(prog, &t);
 			if (find_member(prog, &t, name, len, ret, &inner_pos,
-					bits)) {
+					bits, depth + 1)) {
 				*bitpos = pos + inner_pos;
 				return true;
 			}
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	if (!has_bases || dwarf_child(sdie, &child) != 0)
+		return false;
+	do {
+		uint64_t pos, inner_pos, no_bits;
+		if (dwarf_tag(&child) != DW_TAG_inheritance ||
+		    !member_position(&child, &pos, &no_bits) ||
+		    !dwtype_die_type(&child, &t) || !dwtype_peel(&t, &t))
+			continue;
+		dwtype_complete(prog, &t);
+		if (find_member(prog, &t, name, len, ret, &inner_pos, bits,
+				depth + 1)) {
+			*bitpos = pos + inner_pos;
+			return true;
 		}
 	} while (dwarf_siblingof(&child, &child) == 0);
 	return false;
@@ -503,7 +521,7 @@ static struct ws_error *step_member(struct ws_dwtype_program *prog,
 				       dwtype_type_str(&f->type, tname),
 				       (int)len, name);
 	dwtype_complete(prog, &sdie);
-	if (!find_member(prog, &sdie, name, len, &mem, &pos, bits)) {
+	if (!find_member(prog, &sdie, name, len, &mem, &pos, bits, 0)) {
 		struct ws_dwtype st = { sdie, 0 };
 		return ws_error_create(WS_ERR_NO_DEBUGINFO,
 				       "type '%s' has no member '%.*s'",

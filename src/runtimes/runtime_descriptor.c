@@ -1,89 +1,303 @@
 /*
  * The descriptor-driven runtime adapter: a JSON file (format in
  * wallspy-descriptor(5), parsed by runtime_descriptor_parse.c) names, in
- * DWARF terms only, a green-thread runtime's task registry, and this
- * adapter walks it every tick: each task struct is read in one piece and
- * its fields decoded from the copy at offsets resolved once; array
- * registries are sampled within the pause and CPU budgets.
+ * DWARF terms only, a green-thread runtime's task registry; each tick
+ * runtime_descriptor_walk.c walks it, and this file decodes each task from
+ * the copy of its struct (fields at offsets resolved once, one more read
+ * per pointer a path follows), decides where it runs (workers, the
+ * current task, the main thread of a single-thread runtime), reads tasks
+ * again for live ticks, and creates the adapter. Memory is read only
+ * through a ws_memory_reader (batched with process_vm_readv for a real
+ * process), so all of it runs, and is tested, over an in-memory image.
  */
 #include "ws_runtime_descriptor.h"
 
-#include <cJSON.h>
-#include <dwarf.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "runtime_descriptor_internal.h"
 #include "ws_dwtype.h"
 #include "ws_grow.h"
+#include "ws_hash.h"
+#include "ws_maps.h"
 #include "ws_remote_memory.h"
 #include "ws_symbols.h"
-#include "ws_syscalls.h"
 #include "ws_target.h"
 
-struct worker_info {
-	uint64_t address;          /* of the worker struct */
-	pid_t tid;
-	uint64_t current;          /* task address or 0 */
-};
+/* ---- memory ---- */
 
-/* A slot of an array registry: the task struct's address and, for arrays
- * of pointers, where that pointer was read (0: none). */
-struct slot {
-	uint64_t address;
-	uint64_t slot;
-};
+struct ws_error *desc_mem_read(struct state *s, uint64_t address, void *buf,
+				 size_t size)
+{
+	return ws_memory_read(&s->reader, address, buf, size);
+}
 
-struct state {
-	struct ws_runtime_caps caps;
-	struct descriptor d;
-	struct ws_dwtype_program *prog;
-	pid_t pid;
-	/* per tick */
-	uint8_t *buf;              /* task struct copies */
-	size_t buf_size;
-	char *strings;             /* task names and wait reasons */
-	size_t strings_size, strings_used;
-	struct worker_info *workers;
-	size_t nworkers, workers_capacity;
-	/* wait-reason strings by address: they are almost always literals */
-	struct { uint64_t address; char *text; } *reason_cache;
-	size_t reason_cache_n, reason_cache_capacity;
-	char idle_names[64][24];
-	/* array registries: the slots of a tick, struct copies */
-	struct slot *slots;
-	size_t slots_capacity;
-	uint64_t *pointers;        /* a pointer array's slots, as read */
-	size_t pointers_capacity;
-	uint64_t table;            /* the registry's array, as last read */
-	uint8_t *bulk;
-	size_t bulk_capacity;
-};
+/* Batched reads: process_vm_readv for a process, else one by one. */
+void desc_mem_readv(struct state *s, struct ws_remote_range *ranges, size_t n)
+{
+	if (s->pid) {
+		ws_remote_readv(s->pid, ranges, n);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct ws_error *err = desc_mem_read(s, ranges[i].address,
+						ranges[i].buf, ranges[i].size);
+		ranges[i].done = err ? 0 : ranges[i].size;
+		ws_error_destroy(err);
+	}
+}
 
-/* --- per tick --- */
+bool desc_readable(struct state *s, uint64_t address)
+{
+	uint8_t byte;
+	struct ws_error *err = desc_mem_read(s, address, &byte, 1);
+	ws_error_destroy(err);
+	return err == NULL;
+}
+
+/* A path's value in the task at `address`, whose copy is `tb`. */
+static struct ws_error *get(struct state *s, const struct ws_dwpath *path,
+			    uint64_t address, const uint8_t *tb, uint64_t *ret)
+{
+	return ws_dwtype_path_uint(s->prog, path, address, tb,
+				   (size_t)s->d.task_size, ret);
+}
+
+/* get(), for a member whose absence is no failure: false when it cannot
+ * be read. */
+static bool try_get(struct state *s, const struct ws_dwpath *path,
+		    uint64_t address, const uint8_t *tb, uint64_t *ret)
+{
+	struct ws_error *err = get(s, path, address, tb, ret);
+	ws_error_destroy(err);
+	return err == NULL;
+}
+
+struct ws_error *desc_gref_address(struct state *s, const struct gref *g,
+				     uint64_t *ret)
+{
+	if (g->path.nhops == 0) {
+		*ret = g->var.address;
+		return NULL;
+	}
+	return ws_dwtype_path_locate(s->prog, &g->path, g->var.address, NULL, 0,
+				     ret);
+}
+
+struct ws_error *desc_gref_uint(struct state *s, const struct gref *g,
+				  uint64_t *ret)
+{
+	if (g->path.nhops == 0)
+		return ws_dwtype_read_uint(&g->var, ret);
+	return ws_dwtype_path_uint(s->prog, &g->path, g->var.address, NULL, 0,
+				   ret);
+}
+
+/* ---- warnings ---- */
+
+void desc_warn_once(struct state *s, enum warning kind, const char *fmt, ...)
+{
+	if (s->warned & (1u << kind))
+		return;
+	s->warned |= 1u << kind;
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (s->warn)
+		s->warn(s->warn_arg, msg);
+	else
+		fprintf(stderr, "wallspy: warning: runtime descriptor %s: %s\n",
+			s->d.source, msg);
+}
+
+/* ---- per tick: strings, the visited set ---- */
+
+static void arena_reset(struct arena *a)
+{
+	a->current = 0;
+	a->used = 0;
+}
 
 static const char *keep_string(struct state *s, const char *text, size_t len)
 {
-	if (s->strings_used + len + 1 > s->strings_size)
-		return NULL; /* sized up front per tick; see list_tasks */
-	char *out = s->strings + s->strings_used;
+	struct arena *a = &s->strings;
+	if (len >= ARENA_BLOCK)
+		len = ARENA_BLOCK - 1;
+	if (a->nblocks && a->used + len + 1 > ARENA_BLOCK) {
+		a->current++;
+		a->used = 0;
+	}
+	if (a->current >= a->nblocks) {
+		char *block = malloc(ARENA_BLOCK);
+		if (!block || !ws_grow((void **)&a->block, &a->capacity,
+				       a->nblocks + 1, sizeof(*a->block))) {
+			free(block);
+			return NULL;
+		}
+		a->block[a->nblocks++] = block;
+		a->current = a->nblocks - 1;
+		a->used = 0;
+	}
+	char *out = a->block[a->current] + a->used;
 	memcpy(out, text, len);
 	out[len] = '\0';
-	s->strings_used += len + 1;
+	a->used += len + 1;
 	return out;
 }
 
-static struct ws_error *read_uint_global(struct ws_dwobj *obj, uint64_t *ret)
+/* ---- strings from the target ---- */
+
+static const char *cache_find(struct state *s, uint64_t address)
 {
-	return ws_dwtype_read_uint(obj, ret);
+	for (size_t i = 0; i < s->cache_n; i++)
+		if (s->cache[i].address == address)
+			return s->cache[i].text;
+	return NULL;
 }
+
+static const char *cache_add(struct state *s, uint64_t address,
+			     const char *text, size_t len)
+{
+	if (!ws_grow((void **)&s->cache, &s->cache_capacity, s->cache_n + 1,
+		     sizeof(*s->cache)))
+		return NULL;
+	char *copy = strndup(text, len);
+	if (!copy)
+		return NULL;
+	s->cache[s->cache_n].address = address;
+	s->cache[s->cache_n].text = copy;
+	s->cache_n++;
+	return copy;
+}
+
+static void cache_trim(struct state *s)
+{
+	if (s->cache_n <= CACHE_MAX)
+		return;
+	for (size_t i = 0; i < s->cache_n; i++)
+		free(s->cache[i].text);
+	s->cache_n = 0;
+}
+
+/* A NUL-terminated string at `address` (up to TEXT_MAX - 1 bytes). */
+static const char *target_cstring(struct state *s, uint64_t address)
+{
+	if (!address)
+		return NULL;
+	const char *hit = cache_find(s, address);
+	if (hit)
+		return hit;
+	char text[TEXT_MAX];
+	struct ws_remote_range r = {.address = address, .buf = text,
+				    .size = sizeof(text) - 1};
+	/* Up to a NUL in one read; a string near the end of a mapping
+	 * reads short. */
+	desc_mem_readv(s, &r, 1);
+	if (r.done == 0) {
+		r.size = 8;
+		desc_mem_readv(s, &r, 1);
+	}
+	return cache_add(s, address, text, strnlen(text, r.done));
+}
+
+/* A length-prefixed string object at `address` (Crystal's String). */
+static const char *target_prefixed(struct state *s, uint64_t address)
+{
+	if (!address)
+		return NULL;
+	const char *hit = cache_find(s, address);
+	if (hit)
+		return hit;
+	const struct ws_dwfield *lf = ws_dwpath_last(&s->d.name_length);
+	uint8_t lb[16];
+	uint64_t len;
+	struct ws_error *err = lf->size <= sizeof(lb) ? desc_mem_read(s, address + lf->offset, lb, (size_t)lf->size)
+						      : &ws_error_nomem;
+	struct ws_dwfield at = *lf;
+	at.offset = 0;
+	if (!err)
+		err = ws_dwtype_field_uint(&at, lb, (size_t)lf->size, &len);
+	if (err) {
+		ws_error_destroy(err);
+		return NULL;
+	}
+	char text[TEXT_MAX];
+	size_t n = len < sizeof(text) ? (size_t)len : sizeof(text) - 1;
+	struct ws_remote_range r = {
+		.address = address + ws_dwpath_last(&s->d.name_bytes)->offset,
+		.buf = text, .size = n,
+	};
+	if (n)
+		desc_mem_readv(s, &r, 1);
+	return cache_add(s, address, text, r.done);
+}
+
+/* A char array or char pointer member `path` of the task. */
+static const char *task_string(struct state *s, const struct ws_dwpath *path,
+			       uint64_t address, const uint8_t *tb)
+{
+	const struct ws_dwfield *f = ws_dwpath_last(path);
+	uint64_t v;
+	if (f->kind == WS_DWTYPE_ARRAY) {
+		size_t n = f->size < TEXT_MAX - 1 ? (size_t)f->size : TEXT_MAX - 1;
+		if (path->nhops == 1) {
+			const char *raw = (const char *)tb + f->offset;
+			return keep_string(s, raw, strnlen(raw, n));
+		}
+		char text[TEXT_MAX];
+		uint64_t at;
+		struct ws_error *err = ws_dwtype_path_locate(s->prog, path,
+							     address, tb,
+							     (size_t)s->d.task_size,
+							     &at);
+		if (!err)
+			err = desc_mem_read(s, at, text, n);
+		if (err) {
+			ws_error_destroy(err);
+			return NULL;
+		}
+		return keep_string(s, text, strnlen(text, n));
+	}
+	struct ws_error *err = get(s, path, address, tb, &v);
+	if (err) {
+		ws_error_destroy(err);
+		return NULL;
+	}
+	return target_cstring(s, v);
+}
+
+/* Wait-reason bits as "time|msg", in the order of their values. */
+static const char *reason_bits(struct state *s, uint64_t v)
+{
+	char text[256];
+	size_t used = 0;
+	text[0] = '\0';
+	for (int bit = 0; bit < 64 && v; bit++) {
+		uint64_t b = UINT64_C(1) << bit;
+		if (!(v & b))
+			continue;
+		v &= ~b;
+		const char *name = ws_descriptor_map_lookup(&s->d.reasons, (int64_t)b);
+		char hex[24];
+		if (!name) {
+			snprintf(hex, sizeof(hex), "0x%" PRIx64, b);
+			name = hex;
+		}
+		int w = snprintf(text + used, sizeof(text) - used, "%s%s",
+				 used ? "|" : "", name);
+		if (w < 0 || (size_t)w >= sizeof(text) - used)
+			break;
+		used += (size_t)w;
+	}
+	return used ? keep_string(s, text, used) : NULL;
+}
+
+/* ---- workers and the current task ---- */
 
 static struct ws_error *read_workers(struct state *s)
 {
@@ -91,11 +305,13 @@ static struct ws_error *read_workers(struct state *s)
 	s->nworkers = 0;
 	if (!d->has_workers)
 		return NULL;
-	uint64_t n = d->workers.size / d->worker_size;
+	uint64_t n = d->workers.size / d->worker_size, base;
+	struct ws_error *err = desc_gref_address(s, &d->workers, &base);
+	if (err)
+		return err;
 	if (d->has_worker_count) {
 		uint64_t count;
-		struct ws_error *err = read_uint_global(&d->worker_count, &count);
-		if (err)
+		if ((err = desc_gref_uint(s, &d->worker_count, &count)))
 			return err;
 		if (count < n)
 			n = count;
@@ -104,32 +320,25 @@ static struct ws_error *read_workers(struct state *s)
 	uint8_t *buf = malloc(bytes ? bytes : 1);
 	if (!buf)
 		return &ws_error_nomem;
-	struct ws_error *err = ws_remote_read(s->pid, d->workers.address, buf,
-					      bytes);
-	if (err) {
-		free(buf);
-		return err;
-	}
-	if (!ws_grow((void **)&s->workers, &s->workers_capacity, (size_t)n,
-		     sizeof(*s->workers))) {
-		free(buf);
-		return &ws_error_nomem;
-	}
-	for (uint64_t i = 0; i < n; i++) {
+	err = bytes ? desc_mem_read(s, base, buf, bytes) : NULL;
+	if (!err && !ws_grow((void **)&s->workers, &s->workers_capacity,
+			     (size_t)n, sizeof(*s->workers)))
+		err = &ws_error_nomem;
+	for (uint64_t i = 0; !err && i < n; i++) {
 		const uint8_t *wb = buf + i * d->worker_size;
 		uint64_t tid = 0, cur = 0;
-		if (ws_dwtype_field_uint(&d->worker_tid, wb, d->worker_size, &tid) ||
-		    ws_dwtype_field_uint(&d->worker_current, wb, d->worker_size, &cur))
+		if (ws_dwtype_field_uint(&d->worker_tid.hop[0], wb, (size_t)d->worker_size, &tid) ||
+		    ws_dwtype_field_uint(&d->worker_current.hop[0], wb, (size_t)d->worker_size, &cur))
 			continue;
-		if (tid == 0)
+		if (tid == 0 || tid > INT32_MAX)
 			continue;
 		struct worker_info *w = &s->workers[s->nworkers++];
-		w->address = d->workers.address + i * d->worker_size;
+		w->address = base + i * d->worker_size;
 		w->tid = (pid_t)tid;
 		w->current = cur;
 	}
 	free(buf);
-	return NULL;
+	return err;
 }
 
 static pid_t worker_tid(const struct state *s, uint64_t worker_address,
@@ -143,49 +352,6 @@ static pid_t worker_tid(const struct state *s, uint64_t worker_address,
 	return 0;
 }
 
-static const char *wait_reason_string(struct state *s, uint64_t address)
-{
-	if (!address)
-		return NULL;
-	for (size_t i = 0; i < s->reason_cache_n; i++)
-		if (s->reason_cache[i].address == address)
-			return s->reason_cache[i].text;
-	char text[64];
-	size_t len = 0;
-	/* Read what is there, up to a NUL, in one go. */
-	struct ws_remote_range r = {.address = address, .buf = text,
-				    .size = sizeof(text) - 1};
-	ws_remote_readv(s->pid, &r, 1);
-	text[r.done] = '\0';
-	len = strnlen(text, r.done);
-	text[len] = '\0';
-	if (!ws_grow((void **)&s->reason_cache, &s->reason_cache_capacity,
-		     s->reason_cache_n + 1, sizeof(*s->reason_cache)))
-		return NULL;
-	char *copy = strdup(text);
-	if (!copy)
-		return NULL;
-	s->reason_cache[s->reason_cache_n].address = address;
-	s->reason_cache[s->reason_cache_n].text = copy;
-	s->reason_cache_n++;
-	return copy;
-}
-
-static enum ws_state state_from_name(const char *name)
-{
-	if (strcmp(name, "running") == 0)
-		return WS_STATE_RUNNING;
-	if (strcmp(name, "runnable") == 0)
-		return WS_STATE_RUNNABLE;
-	if (strcmp(name, "waiting") == 0)
-		return WS_STATE_WAITING;
-	if (strcmp(name, "syscall") == 0)
-		return WS_STATE_SYSCALL;
-	if (strcmp(name, "idle") == 0)
-		return WS_STATE_IDLE;
-	return WS_STATE_UNKNOWN;
-}
-
 /* The worker whose `current` is the task at `address`, or NULL. */
 static const struct worker_info *running_worker(const struct state *s,
 						uint64_t address)
@@ -196,6 +362,183 @@ static const struct worker_info *running_worker(const struct state *s,
 	return NULL;
 }
 
+/* The pointer guard glibc mangles setjmp's rbp, rsp and pc with: the word
+ * at fs_base + 0x30 of any thread (tcbhead_t.pointer_guard), the same for
+ * all. Needs one thread whose registers were read. */
+static void find_guard(struct state *s, struct ws_target *target)
+{
+	if (!s->d.uses_guard || s->guard_known)
+		return;
+	for (size_t i = 0; i < target->nthreads; i++) {
+		const struct ws_thread *th = &target->threads[i];
+		uint64_t guard;
+		if (!th->regs_valid || !th->regs.fs_base)
+			continue;
+		struct ws_error *err = desc_mem_read(s, th->regs.fs_base + 0x30,
+						&guard, sizeof(guard));
+		if (!err) {
+			s->guard = guard;
+			s->guard_known = true;
+			return;
+		}
+		ws_error_destroy(err);
+	}
+}
+
+/* A tick's view of who is where: workers, the current task, the guard. A
+ * failure is an error in a live tick (read again stopped), else told. */
+static struct ws_error *read_cpus(struct state *s, struct ws_target *target,
+				  const struct ws_read_context *context)
+{
+	struct descriptor *d = &s->d;
+	struct ws_error *err = read_workers(s);
+	if (err)
+		return err;
+	s->current = 0;
+	if (d->has_current && (err = desc_gref_uint(s, &d->current, &s->current))) {
+		if (context->live)
+			return err;
+		desc_warn_once(s, WARN_CURRENT, "registry.current unreadable: %s",
+			  err->message);
+		ws_error_destroy(err);
+	}
+	find_guard(s, target);
+	if (d->uses_guard && !s->guard_known && context->live)
+		return ws_error_create(WS_ERR_OTHER, "pointer guard unknown until a thread stops");
+	return NULL;
+}
+
+/* ---- one task ---- */
+
+static enum ws_state state_from_name(const char *name)
+{
+	if (strcmp(name, "running") == 0)
+		return WS_STATE_RUNNING;
+	if (strcmp(name, "runnable") == 0 || strcmp(name, "new") == 0)
+		return WS_STATE_RUNNABLE;
+	if (strcmp(name, "waiting") == 0)
+		return WS_STATE_WAITING;
+	if (strcmp(name, "syscall") == 0)
+		return WS_STATE_SYSCALL;
+	if (strcmp(name, "idle") == 0)
+		return WS_STATE_IDLE;
+	return WS_STATE_UNKNOWN;
+}
+
+/* The main thread's stack mapping, for a task without bounds it runs (a
+ * single-OS-thread runtime's main task runs on the process stack).
+ * Reloads the map at most once a tick, when the thread's sp is outside
+ * the mapping known (the stack grew, or the thread is elsewhere). */
+static void main_stack(struct state *s, const struct ws_thread *th,
+		       uint64_t *lo, uint64_t *hi)
+{
+	*lo = *hi = 0;
+	if (!s->start_stack)
+		return;
+	uint64_t sp = th && th->regs_valid ? th->regs.rsp : 0;
+	bool inside = s->main_hi && sp >= s->main_lo && sp < s->main_hi;
+	if ((!s->main_hi || (sp && !inside)) && !s->maps_reloaded) {
+		s->maps_reloaded = true;
+		struct ws_error *err = ws_maps_reload(&s->maps);
+		const struct ws_mapping *m = err ? NULL
+					   : ws_maps_find(&s->maps, s->start_stack);
+		ws_error_destroy(err);
+		if (m) {
+			s->main_lo = m->start;
+			s->main_hi = m->end;
+		}
+	}
+	*lo = s->main_lo;
+	*hi = s->main_hi;
+}
+
+/* ws_task_start_on_cpu, over a target that may have no threads at all
+ * (an in-memory image: every thread is unknown). */
+static enum ws_on_cpu on_cpu(struct state *s, struct ws_task *task,
+			     struct ws_target *target, pid_t tid, bool live)
+{
+	if (!target->nthreads || !tid) {
+		if (live) {
+			task->start = WS_START_THREAD;
+			task->thread = 0;
+			return WS_ON_CPU_PENDING;
+		}
+		return WS_ON_CPU_SAVED;
+	}
+	if (s->d.single_thread && !task->stack_hi && tid == target->pid)
+		main_stack(s, ws_target_find_thread(target, tid),
+			   &task->stack_lo, &task->stack_hi);
+	return ws_task_start_on_cpu(task, target, tid, true, live);
+}
+
+/* The saved registers; false (and task->error) when they cannot be had. */
+static bool saved_registers(struct state *s, uint64_t address,
+			    const uint8_t *tb, struct ws_task *task)
+{
+	struct descriptor *d = &s->d;
+	uint64_t frame_base = 0;
+	bool frame_loaded = false;
+	for (size_t i = 0; i < d->nregs; i++) {
+		const struct reg_spec *rs = &d->regs[i];
+		uint64_t v;
+		struct ws_error *err = get(s, &rs->member, address, tb, &v);
+		if (err) {
+			ws_error_destroy(err);
+			task->error = "saved registers unreadable";
+			return false;
+		}
+		if (rs->mangled) {
+			if (!s->guard_known) {
+				task->error = "pointer guard unknown (no thread stopped yet)";
+				return false;
+			}
+			v = ((v >> 0x11) | (v << (64 - 0x11))) ^ s->guard;
+		}
+		if (rs->has_at) {
+			size_t size = (size_t)(d->frame_hi - d->frame_lo);
+			if (!frame_loaded || frame_base != v) {
+				err = v ? desc_mem_read(s, v + (uint64_t)d->frame_lo,
+						   s->frame, size)
+					: ws_error_create(WS_ERR_OTHER, "null");
+				if (err) {
+					ws_error_destroy(err);
+					task->error = "saved registers unreadable";
+					return false;
+				}
+				frame_base = v;
+				frame_loaded = true;
+			}
+			memcpy(&v, s->frame + (rs->at - d->frame_lo), sizeof(v));
+		}
+		v += (uint64_t)rs->add;
+		task->regs.value[rs->regno] = v;
+		task->regs.valid |= 1u << rs->regno;
+	}
+	if (!task->regs.value[WS_REG_RIP] || !task->regs.value[WS_REG_RSP]) {
+		task->error = "no saved context";
+		return false;
+	}
+	return true;
+}
+
+static void decode_stack(struct state *s, uint64_t address, const uint8_t *tb,
+			 struct ws_task *task)
+{
+	struct descriptor *d = &s->d;
+	uint64_t a = 0, b = 0, lo, hi;
+	if (d->stack_kind == STACK_NONE)
+		return;
+	if (!try_get(s, &d->stack_a, address, tb, &a) ||
+	    !try_get(s, &d->stack_b, address, tb, &b))
+		return;
+	lo = a;
+	hi = d->stack_kind == STACK_BASE_SIZE ? a + b : b;
+	if (lo && hi > lo) {
+		task->stack_lo = lo;
+		task->stack_hi = hi;
+	}
+}
+
 /* Fills `task` (zeroed) from the copy of its struct; false when the struct
  * holds no task (done, or no readable state). */
 static bool decode_task(struct state *s, struct ws_target *target,
@@ -203,9 +546,8 @@ static bool decode_task(struct state *s, struct ws_target *target,
 			const uint8_t *tb, struct ws_task *task)
 {
 	struct descriptor *d = &s->d;
-	size_t size = (size_t)d->task_size;
 	uint64_t v;
-	if (ws_dwtype_field_uint(&d->state, tb, size, &v))
+	if (!try_get(s, &d->state, address, tb, &v))
 		return false;
 	const char *state_name = ws_descriptor_map_lookup(&d->states, (int64_t)v);
 	if (state_name && strcmp(state_name, "done") == 0)
@@ -213,209 +555,90 @@ static bool decode_task(struct state *s, struct ws_target *target,
 
 	task->address = address;
 	task->id = address;
-	if (d->has_id && !ws_dwtype_field_uint(&d->id, tb, size, &v))
+	if (d->has_id && try_get(s, &d->id, address, tb, &v))
 		task->id = v;
-	if (d->has_switches && !ws_dwtype_field_uint(&d->switches, tb, size, &v))
+	if (d->has_switches && try_get(s, &d->switches, address, tb, &v))
 		task->version = v;
-	if (d->has_name) {
-		if (d->name_field.kind == WS_DWTYPE_ARRAY) {
-			const char *raw = (const char *)tb + d->name_field.offset;
-			task->name = keep_string(s, raw,
-						 strnlen(raw, (size_t)d->name_field.size));
-		} else if (!ws_dwtype_field_uint(&d->name_field, tb, size, &v)) {
-			task->name = wait_reason_string(s, v);
-		}
-	}
+	if (d->name_kind == NAME_CHARS)
+		task->name = task_string(s, &d->name_path, address, tb);
+	else if (d->name_kind == NAME_LENGTH_PREFIXED &&
+		 try_get(s, &d->name_path, address, tb, &v))
+		task->name = target_prefixed(s, v);
 	if (!state_name) {
 		task->state = WS_STATE_UNKNOWN;
 		task->error = "unknown state value";
 		task->start = WS_START_NONE;
 		return true;
 	}
+	bool not_started = strcmp(state_name, "new") == 0;
 	task->state = state_from_name(state_name);
-	if (d->reason_kind == REASON_STRING &&
-	    !ws_dwtype_field_uint(&d->reason, tb, size, &v)) {
-		if (d->reason.kind == WS_DWTYPE_ARRAY) {
-			const char *raw = (const char *)tb + d->reason.offset;
-			task->wait_reason = keep_string(s, raw,
-							strnlen(raw, (size_t)d->reason.size));
-		} else {
-			task->wait_reason = wait_reason_string(s, v);
-		}
-	} else if (d->reason_kind == REASON_VALUES &&
-		   !ws_dwtype_field_uint(&d->reason, tb, size, &v)) {
-		task->wait_reason = ws_descriptor_map_lookup(&d->reasons, (int64_t)v);
-	}
-	if (task->state != WS_STATE_WAITING)
-		task->wait_reason = NULL;
-
-	if (d->has_stack) {
-		uint64_t lo = 0, hi = 0;
-		ws_dwtype_field_uint(&d->stack_lo, tb, size, &lo);
-		ws_dwtype_field_uint(&d->stack_hi, tb, size, &hi);
-		if (lo && hi > lo) {
-			task->stack_lo = lo;
-			task->stack_hi = hi;
-		}
-	}
-	if (d->has_entry && !ws_dwtype_field_uint(&d->entry, tb, size, &v))
+	if (task->state == WS_STATE_WAITING && d->reason_kind == REASON_STRING)
+		task->wait_reason = task_string(s, &d->reason, address, tb);
+	else if (task->state == WS_STATE_WAITING && d->reason_kind != REASON_NONE &&
+		 try_get(s, &d->reason, address, tb, &v))
+		task->wait_reason = d->reason_kind == REASON_BITS
+			? reason_bits(s, v)
+			: ws_descriptor_map_lookup(&d->reasons, (int64_t)v);
+	decode_stack(s, address, tb, task);
+	if (d->has_entry && try_get(s, &d->entry, address, tb, &v))
 		task->entry_pc = v;
 
-	/* A task on a CPU (ws_task_start_on_cpu: its worker thread's live
+	/* A task on a CPU (ws_task_start_on_cpu: its thread's live
 	 * registers while that thread is on the task's stack, else its saved
-	 * context). A worker whose `current` names the task has it on its
-	 * CPU whatever the state says: runtimes set the state before
-	 * switching out, and the context is saved only by the switch. */
-	const struct worker_info *cpu = running_worker(s, address);
-	if (task->state == WS_STATE_RUNNING || cpu) {
+	 * context). A worker's `current`, or the registry's, is on the CPU
+	 * whatever the state says: runtimes set the state before switching
+	 * out, and the context is saved only by the switch. */
+	pid_t tid = 0;
+	bool candidate = task->state == WS_STATE_RUNNING;
+	if (d->has_workers) {
+		const struct worker_info *cpu = running_worker(s, address);
 		uint64_t worker = 0;
-		if (d->has_worker)
-			ws_dwtype_field_uint(&d->worker, tb, size, &worker);
-		pid_t tid = cpu ? cpu->tid : worker_tid(s, worker, address);
-		if (ws_task_start_on_cpu(task, target, tid, true,
-					 context->live) != WS_ON_CPU_SAVED)
+		if (!cpu && candidate && d->has_worker &&
+		    !try_get(s, &d->worker, address, tb, &worker))
+			worker = 0;
+		tid = cpu ? cpu->tid : worker_tid(s, worker, address);
+		candidate |= cpu != NULL;
+	} else if (d->single_thread) {
+		candidate |= d->has_current && address == s->current;
+		tid = target->pid;
+	}
+	if (candidate && !not_started) {
+		enum ws_on_cpu where = on_cpu(s, task, target, tid, context->live);
+		if (where != WS_ON_CPU_SAVED) {
+			/* Format 2: on its CPU is running (Pth has no such
+			 * state; its current task is "ready"). */
+			if (d->version >= 2 && task->state != WS_STATE_SYSCALL)
+				task->state = WS_STATE_RUNNING;
 			return true;
+		}
 	}
 
-	if (!task->stack_hi && d->has_stack) {
-		/* No stack yet: a task that has never run. */
+	/* Not started: its entry is its stack (format 1: no stack yet). */
+	if (not_started || (d->version < 2 && d->stack_kind != STACK_NONE &&
+			    !task->stack_hi)) {
 		task->start = WS_START_NONE;
-		if (task->state != WS_STATE_RUNNABLE)
+		if (d->version < 2 && task->state != WS_STATE_RUNNABLE)
 			task->error = "no stack";
 		return true;
 	}
 	task->start = WS_START_SAVED;
-	for (size_t i = 0; i < d->nregs; i++) {
-		const struct reg_field *rf = &d->regs[i];
-		if (!ws_dwtype_field_uint(&rf->field, tb, size, &v)) {
-			task->regs.value[rf->regno] = v;
-			task->regs.valid |= 1u << rf->regno;
-		}
-	}
-	if (!task->regs.value[WS_REG_RIP] || !task->regs.value[WS_REG_RSP]) {
+	if (!saved_registers(s, address, tb, task))
 		task->start = WS_START_NONE;
-		task->error = "no saved context";
-	}
 	return true;
 }
 
-/* Adds the task decoded from `tb`, if it is one. */
-static struct ws_error *add_task(struct state *s, struct ws_target *target,
+/* Adds the task decoded from `tb`, if it is one; *added says whether. */
+struct ws_error *desc_add_task(struct state *s, struct ws_target *target,
 				 const struct ws_read_context *context,
 				 uint64_t address, const uint8_t *tb,
-				 struct ws_task_list *out)
+				 struct ws_task_list *out, bool *added)
 {
 	struct ws_task *task = ws_task_list_add(out);
 	if (!task)
 		return &ws_error_nomem;
-	if (!decode_task(s, target, context, address, tb, task))
+	*added = decode_task(s, target, context, address, tb, task);
+	if (!*added)
 		out->n--;
-	return NULL;
-}
-
-static struct ws_error *walk_list(struct state *s, struct ws_target *target,
-				  const struct ws_read_context *context,
-				  uint64_t limit, struct ws_task_list *out)
-{
-	struct descriptor *d = &s->d;
-	uint64_t address;
-	struct ws_error *err = ws_dwtype_read_pointer(&d->registry, &address);
-	if (err)
-		return err;
-	size_t size = (size_t)d->task_size;
-	for (uint64_t n = 0; address && n < limit; n++) {
-		err = ws_remote_read(s->pid, address, s->buf, size);
-		if (err) {
-			/* A torn list (a stop mid-update): keep what we have. */
-			ws_error_destroy(err);
-			break;
-		}
-		err = add_task(s, target, context, address, s->buf, out);
-		if (err)
-			return err;
-		uint64_t next = 0;
-		ws_dwtype_field_uint(&d->next, s->buf, size, &next);
-		address = next;
-	}
-	return NULL;
-}
-
-/* Array registries can be sampled without reading every task: pick a
- * uniform random subset of the slots (the budgets' `limit`), each task
- * found standing for slots/picked, and read the picked task structs with
- * batched process_vm_readv. */
-static struct ws_error *walk_array(struct state *s, struct ws_target *target,
-				   const struct ws_read_context *context,
-				   uint64_t n, struct ws_task_list *out)
-{
-	struct descriptor *d = &s->d;
-	size_t size = (size_t)d->task_size;
-	uint64_t base = d->registry.address;
-	struct ws_error *err;
-	if (d->registry.kind == WS_DWTYPE_POINTER &&
-	    (err = ws_dwtype_read_pointer(&d->registry, &base)))
-		return err;
-	s->table = base;
-	if (!ws_grow((void **)&s->slots, &s->slots_capacity, (size_t)n,
-		     sizeof(*s->slots)))
-		return &ws_error_nomem;
-	if (d->layout == LAYOUT_ARRAY) {
-		for (uint64_t i = 0; i < n; i++)
-			s->slots[i] = (struct slot){base + i * size, 0};
-	} else {
-		if (!ws_grow((void **)&s->pointers, &s->pointers_capacity,
-			     (size_t)n, sizeof(*s->pointers)))
-			return &ws_error_nomem;
-		if (n && (err = ws_remote_read(s->pid, base, s->pointers,
-					       (size_t)n * sizeof(uint64_t))))
-			return err;
-		for (uint64_t i = 0; i < n; i++)
-			s->slots[i] = (struct slot){s->pointers[i],
-						    base + i * sizeof(uint64_t)};
-	}
-	double scale = 1;
-	size_t limit = context->limit;
-	if (limit && limit < n) {
-		ws_random_sample_front(context->random, s->slots, (size_t)n,
-				       limit, sizeof(*s->slots));
-		scale = (double)n / (double)limit;
-		n = limit;
-	}
-	if (!ws_grow((void **)&s->bulk, &s->bulk_capacity, (size_t)n * size, 1))
-		return &ws_error_nomem;
-	enum { BATCH = 1024 };
-	struct ws_remote_range ranges[BATCH];
-	size_t index[BATCH];
-	for (uint64_t first = 0; first < n; first += BATCH) {
-		size_t k = 0;
-		for (uint64_t i = first; i < n && i < first + BATCH; i++) {
-			if (!s->slots[i].address)
-				continue; /* an empty slot */
-			ranges[k] = (struct ws_remote_range){
-				.address = s->slots[i].address,
-				.buf = s->bulk + i * size,
-				.size = size,
-			};
-			index[k++] = (size_t)i;
-		}
-		ws_remote_readv(s->pid, ranges, k);
-		for (size_t r = 0; r < k; r++) {
-			/* A slot that cannot be read is a task caught being
-			 * freed: skip it. */
-			if (ranges[r].done != size)
-				continue;
-			const struct slot *slot = &s->slots[index[r]];
-			size_t before = out->n;
-			err = add_task(s, target, context, slot->address,
-				       s->bulk + index[r] * size, out);
-			if (err)
-				return err;
-			if (out->n > before) {
-				out->tasks[out->n - 1].scale = scale;
-				out->tasks[out->n - 1].slot = slot->slot;
-			}
-		}
-	}
 	return NULL;
 }
 
@@ -426,7 +649,8 @@ static void add_idle_workers(struct state *s, struct ws_target *target,
 		const struct worker_info *w = &s->workers[i];
 		if (w->current)
 			continue;
-		struct ws_thread *th = ws_target_find_thread(target, w->tid);
+		struct ws_thread *th = target->nthreads
+			? ws_target_find_thread(target, w->tid) : NULL;
 		if (!th)
 			continue;
 		struct ws_task *task = ws_task_list_add(out);
@@ -455,38 +679,16 @@ static struct ws_error *descriptor_list(struct ws_runtime *runtime,
 {
 	struct state *s = runtime->state;
 	struct descriptor *d = &s->d;
-	uint64_t count = 0;
-	/* (A list is walked whole and the sampler subsamples; arrays are
-	 * sampled by walk_array.) */
-	struct ws_error *err;
-	if (d->has_count && (err = read_uint_global(&d->count, &count)))
-		return err;
-	uint64_t bound;
-	if (d->layout == LAYOUT_LIST)
-		/* The count may be off by one while the list is mid-update;
-		 * the bound also stops a cycle. */
-		bound = d->has_count ? count + 64 : d->max_tasks;
-	else if (d->has_count)
-		bound = count;
-	else
-		bound = d->registry.size / (d->layout == LAYOUT_ARRAY
-						    ? d->task_size : 8);
-	if (bound > d->max_tasks)
-		bound = d->max_tasks;
-
-	/* Names are copied into one buffer sized for this tick. */
-	/* Twice: a live tick decodes changed tasks again (reread). */
-	size_t need = 2 * ((size_t)(bound + 1) * (d->has_name ? d->name_field.size + 1 : 1) + 4096);
-	if (!ws_grow((void **)&s->strings, &s->strings_size, need, 1))
-		return &ws_error_nomem;
-	s->strings_used = 0;
-	if ((err = read_workers(s)))
-		return err;
-	if (d->layout == LAYOUT_LIST)
-		err = walk_list(s, target, context, bound, out);
-	else
-		err = walk_array(s, target, context, bound, out);
+	arena_reset(&s->strings);
+	cache_trim(s);
+	desc_visited_start(&s->visited);
+	s->maps_reloaded = false;
+	struct ws_error *err = read_cpus(s, target, context);
 	if (err)
+		return err;
+	if (d->uses_guard && !s->guard_known)
+		desc_warn_once(s, WARN_GUARD, "the pointer guard of mangled registers is unknown: no thread's registers were read");
+	if ((err = desc_walk(s, target, context, out)))
 		return err;
 	add_idle_workers(s, target, out);
 	return NULL;
@@ -501,14 +703,20 @@ static struct ws_error *descriptor_reread(struct ws_runtime *runtime,
 	struct state *s = runtime->state;
 	struct descriptor *d = &s->d;
 	size_t size = (size_t)d->task_size;
-	struct ws_error *err = read_workers(s);
+	struct ws_error *err = read_cpus(s, target, context);
 	if (err)
 		return err;
 	/* A table that moved may have been freed: its slots prove nothing. */
-	uint64_t table = s->table;
-	if (d->registry.kind == WS_DWTYPE_POINTER &&
-	    (err = ws_dwtype_read_pointer(&d->registry, &table)))
-		return err;
+	bool moved = false;
+	for (unsigned i = 0; i < d->nroots; i++) {
+		const struct root *r = &d->roots[i];
+		uint64_t table;
+		if (r->layout != LAYOUT_POINTER_ARRAY || r->head.kind != WS_DWTYPE_POINTER)
+			continue;
+		if ((err = desc_gref_uint(s, &r->head, &table)))
+			return err;
+		moved |= table != s->table[i];
+	}
 	if (!ws_grow((void **)&s->bulk, &s->bulk_capacity, n * size, 1) ||
 	    !ws_grow((void **)&s->pointers, &s->pointers_capacity, n,
 		     sizeof(*s->pointers)))
@@ -533,19 +741,19 @@ static struct ws_error *descriptor_reread(struct ws_runtime *runtime,
 					.buf = &s->pointers[i], .size = 8,
 				};
 		}
-		ws_remote_readv(s->pid, ranges, k);
+		desc_mem_readv(s, ranges, k);
 		k = 0;
 		for (size_t i = first; i < n && i < first + BATCH; i++) {
 			if (!tasks[i].address) {
-				/* An idle worker: no stack to tear. */
+				/* An idle worker or a failed sample: no
+				 * stack to tear. */
 				result[i] = WS_REREAD_SAME;
 				continue;
 			}
 			bool ok = ranges[k++].done == size;
 			if (tasks[i].slot)
 				ok = ranges[k++].done == 8 && ok &&
-				     s->pointers[i] == tasks[i].address &&
-				     table == s->table;
+				     s->pointers[i] == tasks[i].address && !moved;
 			struct ws_task fresh = {0};
 			if (!ok || !decode_task(s, target, context,
 						tasks[i].address,
@@ -570,11 +778,15 @@ static void descriptor_destroy(struct ws_runtime *runtime)
 		free(s->slots);
 		free(s->pointers);
 		free(s->bulk);
-		free(s->strings);
+		for (size_t i = 0; i < s->strings.nblocks; i++)
+			free(s->strings.block[i]);
+		free(s->strings.block);
+		desc_visited_free(&s->visited);
 		free(s->workers);
-		for (size_t i = 0; i < s->reason_cache_n; i++)
-			free(s->reason_cache[i].text);
-		free(s->reason_cache);
+		for (size_t i = 0; i < s->cache_n; i++)
+			free(s->cache[i].text);
+		free(s->cache);
+		ws_maps_deinit(&s->maps);
 		free(s);
 	}
 	free(runtime);
@@ -586,10 +798,32 @@ static const struct ws_runtime_ops descriptor_ops = {
 	.destroy = descriptor_destroy,
 };
 
-struct ws_error *ws_runtime_descriptor_create(const char *text,
+/* /proc/PID/stat's startstack: an address inside the main thread's
+ * stack. 0 when unknown. */
+static uint64_t read_start_stack(pid_t pid)
+{
+	char path[64], text[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	/* After "(comm)", fields 3 on; startstack is field 28. */
+	char *p = strrchr(text, ')');
+	for (int field = 2; p && field < 28; field++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+struct ws_error *ws_descriptor_runtime_create(const char *text,
 					      const char *source,
 					      struct ws_target *target,
-					      struct ws_symbols *symbols,
+					      Dwfl *dwfl,
+					      const struct ws_memory_reader *reader,
+					      ws_descriptor_warn_fn warn,
+					      void *warn_arg,
 					      struct ws_runtime **ret)
 {
 	struct ws_runtime *rt = calloc(1, sizeof(*rt));
@@ -603,13 +837,14 @@ struct ws_error *ws_runtime_descriptor_create(const char *text,
 	rt->state = s;
 	rt->caps = &s->caps;
 	s->pid = target->pid;
+	s->reader = reader ? *reader : ws_remote_reader(&s->pid);
+	s->warn = warn;
+	s->warn_arg = warn_arg;
+	ws_maps_init(&s->maps, target->pid);
 	s->d.source = strdup(source);
 	struct ws_error *err = s->d.source ? NULL : &ws_error_nomem;
-	if (!err) {
-		struct ws_memory_reader reader = ws_remote_reader(&s->pid);
-		err = ws_dwtype_program_create(ws_symbols_dwfl(symbols),
-					       &reader, &s->prog);
-	}
+	if (!err)
+		err = ws_dwtype_program_create(dwfl, &s->reader, &s->prog);
 	if (!err)
 		err = ws_descriptor_parse(&s->d, s->prog, text);
 	if (!err && !(s->buf = malloc((size_t)s->d.task_size)))
@@ -618,18 +853,35 @@ struct ws_error *ws_runtime_descriptor_create(const char *text,
 		descriptor_destroy(rt);
 		return err;
 	}
-	/* A list cannot be walked safely while it changes, without the
-	 * workers' table a running task's thread is unknown, and without a
-	 * switch count a task that ran and parked again at the same context
-	 * while its stack was copied would go unnoticed. */
-	bool live = s->d.layout != LAYOUT_LIST && s->d.has_workers &&
-		    s->d.has_switches;
+	if (s->pid && s->d.single_thread)
+		s->start_stack = read_start_stack(s->pid);
+	/* Live ticks need a switch count (a task that ran and parked again
+	 * at the same context while its stack was copied would otherwise go
+	 * unnoticed) and to know which thread runs a task: a workers table,
+	 * or a single-thread runtime's main thread. Format 1 also wanted an
+	 * array: its lists were not walked defensively. */
+	struct descriptor *d = &s->d;
+	bool live = d->has_switches && (d->has_workers || d->single_thread);
+	if (d->version < 2)
+		live = d->has_workers && d->has_switches &&
+		       d->roots[0].layout != LAYOUT_LIST;
 	s->caps = (struct ws_runtime_caps){
 		.name = s->d.name,
 		.root_function = s->d.root_function,
+		.root_file = s->d.root_file,
 		.tick = live ? WS_TICK_LIVE : WS_TICK_STOPPED,
 	};
 	*ret = rt;
 	return NULL;
 }
 
+struct ws_error *ws_runtime_descriptor_create(const char *text,
+					      const char *source,
+					      struct ws_target *target,
+					      struct ws_symbols *symbols,
+					      struct ws_runtime **ret)
+{
+	return ws_descriptor_runtime_create(text, source, target,
+					    ws_symbols_dwfl(symbols), NULL,
+					    NULL, NULL, ret);
+}

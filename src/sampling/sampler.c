@@ -293,17 +293,25 @@ static bool refresh_modules(struct ws_sampler *s)
 	return true;
 }
 
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
 /* Cuts the frames outside the runtime's root function (the scheduler's);
  * returns the number kept. */
 static size_t cut_at_root(struct ws_sampler *s, struct ws_frame *frames,
 			  size_t n, bool *found)
 {
 	const char *root = s->runtime->caps->root_function;
+	const char *file = s->runtime->caps->root_file;
 	*found = false;
 	if (!root)
 		return n;
 	for (size_t k = 0; k < n; k++) {
-		if (frames[k].function && strcmp(frames[k].function, root) == 0) {
+		if (frames[k].function && strcmp(frames[k].function, root) == 0 &&
+		    (!file || (frames[k].file && ends_with(frames[k].file, file)))) {
 			frames[k] = s->root_frame;
 			*found = true;
 			return k + 1;

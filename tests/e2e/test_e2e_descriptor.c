@@ -1,9 +1,10 @@
 /*
  * End-to-end tests of bad runtime descriptors (`--runtime FILE.json`)
  * through the binary, against a live greenrt program (greenrt_parked): a
- * malformed descriptor and a missing file exit 2, a name missing from
- * DWARF exits 7, each with one "wallspy: " line naming the descriptor file
- * and the JSON path ($.…) at fault and the missing name; nothing is printed
+ * malformed descriptor, a missing file and a register index out of range
+ * exit 2, a name missing from DWARF exits 7, each with one "wallspy: "
+ * line naming the descriptor file and the JSON path ($.…) at fault and
+ * the missing name; nothing is printed
  * on stdout, no profile is written, the target dump attached to is left
  * running, not stopped, and the command record launched does not outlive
  * the failure. Every way a descriptor can be wrong, and what the error
@@ -86,9 +87,8 @@ Test(e2e_descriptor, member_not_in_dwarf, .timeout = 60, .fini = e2e_cleanup)
 					      "struct greenrt_task", NULL });
 }
 
-/* A register path indexing past its array (gregs has NGREG = 23
- * entries, <sys/ucontext.h>): the descriptor's mistake, exit 2, the index
- * named. */
+/* A register index past the array's end (gregs has 23 elements): a
+ * malformed descriptor, exit 2 (it exited 1 before), the index named. */
 Test(e2e_descriptor, register_index_out_of_range, .timeout = 60,
      .fini = e2e_cleanup)
 {
@@ -96,8 +96,8 @@ Test(e2e_descriptor, register_index_out_of_range, .timeout = 60,
 
 	de_set_string(d, "task.registers", "rip", "ctx.uc_mcontext.gregs[99]");
 	check_rejected(de_write(d, "index.json"), EXIT_USAGE,
-		       (const char *const[]){ "$.task.registers.rip", "index 99",
-					      "out of range", NULL });
+		       (const char *const[]){ "$.task.registers.rip",
+					      "index 99 out of range", NULL });
 }
 
 /* record with a bad descriptor: the same error, no profile left behind, and

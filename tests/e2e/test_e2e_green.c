@@ -23,6 +23,7 @@
 #include <criterion/criterion.h>
 
 #include "e2e_util.h"
+#include "fixture_truth.h"
 #include "speedscope_view.h"
 #include "summary.h"
 #include "wallspy_run.h"
@@ -37,60 +38,16 @@ enum { RATE_HZ = 100 };
 
 /* --- the truth table of greenrt_parked --- */
 
-enum { MAX_EXPECTED = 16, MAX_CHAIN = 8 };
-
-struct expected_task {
-	char name[32];
-	char state[16];          /* wallspy's name: "waiting", "running" */
-	char reason[32];         /* "" when none */
-	char chain[MAX_CHAIN][48]; /* root first */
-	int nchain;
-};
-
-/* Parses `greenrt_parked --expected` (name, STATE, reason or "-", chain
- * root first; tab-separated), so the table lives in one place. */
-static int load_expected(struct expected_task *out)
+/* greenrt_parked's table (tests/lib/fixture_truth.h), every chain from
+ * the root. */
+static int load_expected(struct truth_task *out)
 {
-	char *argv[] = { (char *)e2e_fixture("greenrt/greenrt_parked"),
-			 "--expected", NULL };
-	struct e2e_result res;
-	int n = 0;
+	int n = truth_load(e2e_fixture("greenrt/greenrt_parked"), out);
 
-	e2e_run(argv, NULL, 10000, &res);
-	cr_assert_eq(e2e_exit_code(&res), 0, "greenrt_parked --expected: %s",
-		     res.err);
-	for (char *line = strtok(res.out, "\n"); line; line = strtok(NULL, "\n")) {
-		struct expected_task *t = &out[n];
-		char *fields[3 + MAX_CHAIN];
-		int nf = 0;
-
-		cr_assert_lt(n, MAX_EXPECTED);
-		memset(t, 0, sizeof(*t));
-		for (char *f = line; f && nf < 3 + MAX_CHAIN; nf++) {
-			fields[nf] = f;
-			f = strchr(f, '\t');
-			if (f)
-				*f++ = '\0';
-		}
-		cr_assert_geq(nf, 4, "bad --expected line: %s", line);
-		snprintf(t->name, sizeof(t->name), "%s", fields[0]);
-		if (strcmp(fields[1], "WAITING") == 0)
-			snprintf(t->state, sizeof(t->state), "waiting");
-		else if (strcmp(fields[1], "RUNNING") == 0)
-			snprintf(t->state, sizeof(t->state), "running");
-		else
-			cr_assert_fail("unexpected state %s in --expected", fields[1]);
-		if (strcmp(fields[2], "-") != 0)
-			snprintf(t->reason, sizeof(t->reason), "%s", fields[2]);
-		for (int i = 3; i < nf; i++)
-			snprintf(t->chain[t->nchain++], sizeof(t->chain[0]), "%s",
-				 fields[i]);
-		cr_assert_str_eq(t->chain[0], ROOT_FUNCTION,
+	for (int i = 0; i < n; i++)
+		cr_assert_str_eq(out[i].chain[0], ROOT_FUNCTION,
 				 "%s: the table's chain does not start at the root",
-				 t->name);
-		n++;
-	}
-	cr_assert_gt(n, 0, "greenrt_parked --expected printed nothing");
+				 out[i].name);
 	return n;
 }
 
@@ -153,7 +110,7 @@ static const char *dump_frames_text(const cJSON *frames)
  * name with its exact chain (innermost first, greenrt_task_main last),
  * state, wait reason and thread; besides them only idle workers. */
 static void check_parked_dump_json(const cJSON *root, pid_t pid,
-				   const struct expected_task *table, int ntable)
+				   const struct truth_task *table, int ntable)
 {
 	const cJSON *tasks = cJSON_GetObjectItem(root, "tasks");
 	const cJSON *task;
@@ -166,17 +123,9 @@ static void check_parked_dump_json(const cJSON *root, pid_t pid,
 	cr_assert(cJSON_IsArray(tasks));
 
 	for (int e = 0; e < ntable; e++) {
-		const struct expected_task *want = &table[e];
-		const cJSON *found = NULL;
+		const struct truth_task *want = &table[e];
+		const cJSON *found = e2e_dump_task(root, want->name);
 
-		cJSON_ArrayForEach(task, tasks) {
-			const char *name = str_of(task, "name");
-
-			if (name && strcmp(name, want->name) == 0) {
-				cr_assert_null(found, "two tasks named %s", want->name);
-				found = task;
-			}
-		}
 		cr_assert_not_null(found, "no task named %s in the dump", want->name);
 
 		const cJSON *frames = cJSON_GetObjectItem(found, "frames");
@@ -271,7 +220,7 @@ static void check_parked_dump_json(const cJSON *root, pid_t pid,
  * source tree. */
 static void check_parked_dump(const char *runtime)
 {
-	struct expected_task table[MAX_EXPECTED];
+	struct truth_task table[TRUTH_MAX_TASKS];
 	int ntable = load_expected(table);
 	pid_t pid = e2e_start_fixture("greenrt/greenrt_parked", NULL, "ready", 20000);
 	struct e2e_result res = run_dump(pid, true, runtime,
@@ -306,7 +255,7 @@ Test(e2e_green, dump_json_parked_list_descriptor, .timeout = 60,
 Test(e2e_green, dump_json_parked_threads_runtime, .timeout = 60,
      .fini = e2e_cleanup)
 {
-	struct expected_task table[MAX_EXPECTED];
+	struct truth_task table[TRUTH_MAX_TASKS];
 	int ntable = load_expected(table);
 	pid_t pid = e2e_start_fixture("greenrt/greenrt_parked", NULL, "ready", 20000);
 	struct e2e_result res = run_dump(pid, true, "threads", NULL);
@@ -364,13 +313,13 @@ Test(e2e_green, dump_json_parked_threads_runtime, .timeout = 60,
  * only when on one), then the chain innermost first, one frame a line. */
 Test(e2e_green, dump_text_parked, .timeout = 60, .fini = e2e_cleanup)
 {
-	struct expected_task table[MAX_EXPECTED];
+	struct truth_task table[TRUTH_MAX_TASKS];
 	int ntable = load_expected(table);
 	pid_t pid = e2e_start_fixture("greenrt/greenrt_parked", NULL, "ready", 20000);
 	struct e2e_result res = run_dump(pid, false, NULL, NULL);
 
 	for (int e = 0; e < ntable; e++) {
-		const struct expected_task *want = &table[e];
+		const struct truth_task *want = &table[e];
 		char header_re[256], quoted[64];
 		char *text = strdup(res.out);
 		char *lines[64];
@@ -508,7 +457,7 @@ static const cJSON *task_profile(const struct ss_view *v, const char *name)
  * spinner's under spin_forever. `settled`: recorded after "ready", so no
  * sample may predate the table's states. */
 static void check_parked_by_task(const struct ss_view *v,
-				 const struct expected_task *table, int ntable,
+				 const struct truth_task *table, int ntable,
 				 bool settled)
 {
 	const cJSON *profile;
@@ -529,7 +478,7 @@ static void check_parked_by_task(const struct ss_view *v,
 			  ss_profile_name(profile));
 
 	for (int e = 0; e < ntable; e++) {
-		const struct expected_task *want = &table[e];
+		const struct truth_task *want = &table[e];
 		const cJSON *p = task_profile(v, want->name);
 		double total, good = 0;
 		char leaf[64];
@@ -565,7 +514,7 @@ static void check_parked_by_task(const struct ss_view *v,
  * the spinner is under spin_forever, parked tasks end in their wait. */
 Test(e2e_green, record_parked_roots, .timeout = 90, .fini = e2e_cleanup_adopting)
 {
-	struct expected_task table[MAX_EXPECTED];
+	struct truth_task table[TRUTH_MAX_TASKS];
 	int ntable = load_expected(table);
 	const char *opts[] = { "-d", "1.5", "--group-by", "task", NULL };
 	const char *target[] = { e2e_fixture("greenrt/greenrt_parked"), NULL };
@@ -588,7 +537,7 @@ Test(e2e_green, record_parked_roots, .timeout = 90, .fini = e2e_cleanup_adopting
 Test(e2e_green, attach_parked_every_task_every_tick, .timeout = 60,
      .fini = e2e_cleanup)
 {
-	struct expected_task table[MAX_EXPECTED];
+	struct truth_task table[TRUTH_MAX_TASKS];
 	int ntable = load_expected(table);
 	pid_t pid = e2e_start_fixture("greenrt/greenrt_parked", NULL, "ready", 20000);
 	const char *opts[] = { "-d", "1.5", "--group-by", "task", NULL };
@@ -686,7 +635,7 @@ static int spare_cpu(void)
 Test(e2e_green, starved_target_keeps_roots_and_ticks, .timeout = 90,
      .fini = e2e_cleanup)
 {
-	struct expected_task table[MAX_EXPECTED];
+	struct truth_task table[TRUTH_MAX_TASKS];
 	int ntable = load_expected(table);
 	int cpu = spare_cpu();
 	char cpu_text[16];
@@ -723,7 +672,7 @@ Test(e2e_green, starved_target_keeps_roots_and_ticks, .timeout = 90,
 	/* The spinner never parked: a sample of it is its chain (its worker
 	 * stopped in time) or a failure under the root, nothing else (no
 	 * stale saved context). */
-	const struct expected_task *spin = NULL;
+	const struct truth_task *spin = NULL;
 	for (int e = 0; e < ntable; e++)
 		if (strcmp(table[e].state, "running") == 0)
 			spin = &table[e];

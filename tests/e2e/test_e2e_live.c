@@ -100,6 +100,7 @@ static int count_frames(const char *stack)
 
 struct flip_chains {
 	const char *root;        /* the runtime's root frame */
+	const char *after_root;  /* a frame between it and loop, or NULL */
 	const char *loop;        /* the task's function */
 	const char *a, *a_leaf;  /* FLIP_A_DEPTH of a, then a_leaf */
 	const char *b, *b_leaf;
@@ -119,8 +120,12 @@ static bool whole_chain(const struct flip_chains *c, const char *stack)
 	char frame[256];
 	int k = 0;
 
-	if (!nth_frame(stack, k++, frame, sizeof(frame)) || strcmp(frame, c->root) ||
-	    !nth_frame(stack, k++, frame, sizeof(frame)) || strcmp(frame, c->loop))
+	if (!nth_frame(stack, k++, frame, sizeof(frame)) || strcmp(frame, c->root))
+		return false;
+	if (c->after_root && (!nth_frame(stack, k++, frame, sizeof(frame)) ||
+			      strcmp(frame, c->after_root)))
+		return false;
+	if (!nth_frame(stack, k++, frame, sizeof(frame)) || strcmp(frame, c->loop))
 		return false;
 	if (!nth_frame(stack, k, frame, sizeof(frame)))
 		return true;
@@ -143,15 +148,18 @@ static bool whole_chain(const struct flip_chains *c, const char *stack)
 	return strncmp(frame, "runtime.", 8) == 0;
 }
 
-/* Records `fixture` for 2 s and checks every parked sample of a flip task
- * (leaf "[runnable]" or "[waiting...]") is one whole chain. */
-static void check_flip(const char *fixture, const struct flip_chains *c)
+/* Records `fixture` (given `arg`, or none) for 2 s and checks every
+ * parked sample of a flip task (leaf "[runnable]" or "[waiting...]") is
+ * one whole chain; returns wallspy's stderr. */
+static const char *check_flip_arg(const char *fixture, const char *arg,
+				  const struct flip_chains *c)
 {
-	e2e_need_fixture(fixture);
-	pid_t pid = e2e_start_fixture(fixture, NULL, "ready", 20000);
+	pid_t pid = e2e_start_fixture(fixture, arg, "ready", 60000);
 	const char *const opts[] = { "--max-cpu", "0", NULL };
 	const char *err;
+	setenv("WALLSPY_DEBUG_PAUSE", "1", 1); /* the live-tick counts */
 	char *text = attach_folded(pid, "2", opts, &err);
+	unsetenv("WALLSPY_DEBUG_PAUSE");
 	long parked = 0, torn = 0, lines = 0;
 	char first_torn[1024] = "";
 	char *save = NULL;
@@ -168,7 +176,7 @@ static void check_flip(const char *fixture, const struct flip_chains *c)
 		nth_frame(stack, n - 1, leaf, sizeof(leaf));
 		/* A sample the unwinder could not finish says so in its
 		 * first frame; a flip task's is otherwise its loop. */
-		bool flip = nth_frame(stack, 1, loop, sizeof(loop)) &&
+		bool flip = nth_frame(stack, c->after_root ? 2 : 1, loop, sizeof(loop)) &&
 			    strcmp(loop, c->loop) == 0;
 		bool is_parked = strcmp(leaf, "[runnable]") == 0 ||
 				 strcmp(leaf, "[not started]") == 0 ||
@@ -192,6 +200,13 @@ static void check_flip(const char *fixture, const struct flip_chains *c)
 	cr_assert_eq(torn, 0, "%ld of %ld parked samples are no whole chain, e.g. %s",
 		     torn, parked, first_torn);
 	e2e_check_healthy_then_stop(pid);
+	return err;
+}
+
+static void check_flip(const char *fixture, const struct flip_chains *c)
+{
+	e2e_need_fixture(fixture);
+	check_flip_arg(fixture, NULL, c);
 }
 
 Test(e2e_live, greenrt_flip_parked_samples_are_whole, .timeout = 120,
@@ -230,6 +245,53 @@ static void check_go_flip(const char *release)
 		check_go_flip(release);                                     \
 	}
 WS_GO_RELEASES(GO_FLIP_TEST)
+/* ---- real runtimes (test_e2e_runtimes.c has their truth tables) ---- */
+
+/* GNU Pth, both machine contexts: 64 threads yielding at the bottom of
+ * the two chains, ~100k switches a second on one OS thread. Pth bumps
+ * `dispatches` before each switch-in, so ticks read it live, and the
+ * samples must still be whole. */
+static void check_pth_flip(const char *fixture)
+{
+	const struct flip_chains c = {
+		.root = "pth_spawn_trampoline", .loop = "flip_task",
+		.a = "flip_a", .a_leaf = "flip_a_leaf",
+		.b = "flip_b", .b_leaf = "flip_b_leaf",
+		.yield = "pth_yield", .a_depth = 6, .b_depth = 12,
+	};
+	e2e_need_fixture(fixture);
+	const char *err = check_flip_arg(fixture, "flip", &c);
+	const char *live = strstr(err, "wallspy: live ticks ");
+	cr_assert(live && atol(live + strlen("wallspy: live ticks ")) > 0,
+		  "no live ticks: %s", err);
+}
+
+Test(e2e_live, pth_ucontext_flip_parked_samples_are_whole, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	check_pth_flip("pth/pth_fixture_uctx");
+}
+
+Test(e2e_live, pth_setjmp_flip_parked_samples_are_whole, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	check_pth_flip("pth/pth_fixture_sjlj");
+}
+
+/* Crystal fibers: no switch count, so every tick holds the target; the
+ * samples are whole because nothing moves while they are read. */
+Test(e2e_live, crystal_flip_parked_samples_are_whole, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	const struct flip_chains c = {
+		.root = "run", .after_root = "->", .loop = "flip_task",
+		.a = "flip_a", .a_leaf = "flip_a_leaf",
+		.b = "flip_b", .b_leaf = "flip_b_leaf",
+		.yield = "yield", .a_depth = 6, .b_depth = 12,
+	};
+	e2e_need_fixture("crystal/crystal_fibers");
+	check_flip_arg("crystal/crystal_fibers", "flip", &c);
+}
 
 /* ---- go_fidelity: recorded stacks against dump's ---- */
 

@@ -102,9 +102,12 @@ pid_t e2e_start_fixture(const char *name, const char *arg, const char *ready,
 			int timeout_ms);
 
 /* e2e_fixture(name), skipping the test when it was not built (the Go
- * fixtures are built only where golang-go is installed; a release of the Go
- * matrix, "go/go1.23/NAME", only where its toolchain was fetched: the skip
- * message is its directory's UNAVAILABLE). */
+ * fixtures are built only where golang-go is installed, the Crystal one
+ * where crystal is; a release of the Go matrix, "go/go1.23/NAME", only
+ * where its toolchain was fetched: the skip message is its directory's
+ * UNAVAILABLE). A fixture that could not be built may leave a plain file
+ * in its place saying why (fixtures/pth/build-pth.sh): the skip message
+ * is that text. */
 const char *e2e_need_fixture(const char *name);
 
 /* e2e_need_fixture of Go fixture `name` ("go_flip") built with Go release

@@ -5,6 +5,7 @@
 
 #include <criterion/criterion.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 
@@ -132,4 +133,44 @@ uint64_t churn_sum(uint64_t count)
 		sum += x;
 	}
 	return sum;
+}
+
+int truth_load(const char *path, struct truth_task *out)
+{
+	char *argv[] = { (char *)path, "--expected", NULL };
+	struct e2e_result res;
+	int n = 0;
+
+	e2e_run(argv, NULL, 10000, &res);
+	cr_assert_eq(e2e_exit_code(&res), 0, "%s --expected: %s", path, res.err);
+	for (char *line = strtok(res.out, "\n"); line; line = strtok(NULL, "\n")) {
+		struct truth_task *t = &out[n];
+		char *fields[3 + TRUTH_MAX_CHAIN];
+		int nf = 0;
+
+		cr_assert_lt(n, TRUTH_MAX_TASKS);
+		memset(t, 0, sizeof(*t));
+		for (char *f = line; f && nf < 3 + TRUTH_MAX_CHAIN; nf++) {
+			fields[nf] = f;
+			f = strchr(f, '\t');
+			if (f)
+				*f++ = '\0';
+		}
+		cr_assert_geq(nf, 4, "bad --expected line: %s", line);
+		snprintf(t->name, sizeof(t->name), "%s", fields[0]);
+		if (strcmp(fields[1], "WAITING") == 0)
+			snprintf(t->state, sizeof(t->state), "waiting");
+		else if (strcmp(fields[1], "RUNNING") == 0)
+			snprintf(t->state, sizeof(t->state), "running");
+		else
+			cr_assert_fail("unexpected state %s in --expected", fields[1]);
+		if (strcmp(fields[2], "-") != 0)
+			snprintf(t->reason, sizeof(t->reason), "%s", fields[2]);
+		for (int i = 3; i < nf; i++)
+			snprintf(t->chain[t->nchain++], sizeof(t->chain[0]), "%s",
+				 fields[i]);
+		n++;
+	}
+	cr_assert_gt(n, 0, "%s --expected printed nothing", path);
+	return n;
 }

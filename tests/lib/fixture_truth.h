@@ -61,4 +61,23 @@ extern const struct tw_thread tw_threads[TW_THREADS];
  * computed here independently. */
 uint64_t churn_sum(uint64_t count);
 
+/* A green-thread fixture's truth table, as `FIXTURE --expected` prints it
+ * (greenrt_parked, pth_fixture, crystal_fibers): one task per line, its
+ * name, STATE (WAITING or RUNNING), wait reason or "-", then its chain of
+ * functions, root first, tab-separated. */
+enum { TRUTH_MAX_TASKS = 16, TRUTH_MAX_CHAIN = 16 };
+
+struct truth_task {
+	char name[32];
+	char state[16];              /* wallspy's name: "waiting", "running" */
+	char reason[32];             /* "" when none */
+	char chain[TRUTH_MAX_CHAIN][48]; /* root first */
+	int nchain;
+};
+
+/* Runs `path --expected` and parses its table into out (at most
+ * TRUTH_MAX_TASKS); returns the number of tasks, failing the test on a
+ * malformed line or an empty table. */
+int truth_load(const char *path, struct truth_task *out);
+
 #endif

@@ -83,6 +83,20 @@ cJSON *e2e_dump_json(pid_t pid, const char *const opts[])
 	return root;
 }
 
+const cJSON *e2e_dump_task(const cJSON *dump, const char *name)
+{
+	const cJSON *task, *found = NULL;
+
+	cJSON_ArrayForEach(task, cJSON_GetObjectItem(dump, "tasks")) {
+		const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(task, "name"));
+		if (n && strcmp(n, name) == 0) {
+			cr_assert_null(found, "two tasks named %s", name);
+			found = task;
+		}
+	}
+	return found;
+}
+
 struct e2e_result e2e_record(const char *const opts[],
 			     const char *const target[], const char **out,
 			     int timeout_ms)

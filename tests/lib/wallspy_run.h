@@ -29,6 +29,10 @@ struct e2e_result e2e_run_dump(pid_t pid, const char *const opts[],
  * e2e_cleanup); asserts it is JSON with a "tasks" array. */
 cJSON *e2e_dump_json(pid_t pid, const char *const opts[]);
 
+/* The task named `name` in a dump --json (NULL: none); fails the test
+ * when two have that name. */
+const cJSON *e2e_dump_task(const cJSON *dump, const char *name);
+
 /* `wallspy record -o DIR/out.json OPTS... -- TARGET...` in a fresh
  * directory DIR (its cwd), killed after timeout_ms; asserts exit 0. The
  * output's path in *out. A target the recording detached from keeps

@@ -846,3 +846,190 @@ Test(dwtype, in_memory_image, .timeout = 20)
 	ws_dwtype_program_destroy(p);
 	dwfl_end(self);
 }
+
+/* ---- paths through pointers, resolved once (ws_dwtype_path) ---- */
+
+/* The C fixture's list, read through resolved paths: "next->next->id"
+ * from tasks[0] is tasks[2]'s id (102), one hop per "->", and a path
+ * without pointers is one hop at the compiler's offset. */
+Test(dwtype, path_through_pointers, LIVE)
+{
+	struct ws_dwobj tasks = global("tasks");
+	struct ws_dwobj t0;
+	struct ws_dwtype task_type;
+	struct ws_dwpath p;
+	uint64_t v;
+
+	expect_ok(ws_dwtype_index(&tasks, 0, &t0), "tasks[0]");
+	task_type = t0.type;
+	expect_ok(ws_dwtype_path(prog, &task_type, "next->next->id", &p), "path");
+	cr_assert_eq(p.nhops, 3);
+	cr_assert_eq(ws_dwpath_last(&p)->size, 4);
+	reads = 0;
+	expect_ok(ws_dwtype_path_uint(prog, &p, t0.address, NULL, 0, &v), "read");
+	cr_assert_eq(v, 102);
+	cr_assert_eq(reads, 3, "two pointers and the id: %lu reads", reads);
+
+	/* With the outer struct in hand, its pointer costs no read. */
+	static unsigned char copy[4096];
+	cr_assert_leq(t0.size, sizeof(copy));
+	expect_ok(ws_remote_read(child, t0.address, copy, (size_t)t0.size), "copy");
+	reads = 0;
+	expect_ok(ws_dwtype_path_uint(prog, &p, t0.address, copy, (size_t)t0.size,
+				      &v), "from copy");
+	cr_assert_eq(v, 102);
+	cr_assert_eq(reads, 2);
+
+	/* A pointer's [N] is an offset of N elements after the hop. */
+	expect_ok(ws_dwtype_path(prog, &task_type, "next[1].id", &p), "index");
+	cr_assert_eq(p.nhops, 2);
+	expect_ok(ws_dwtype_path_uint(prog, &p, t0.address, NULL, 0, &v), "read");
+	cr_assert_eq(v, 102, "tasks[1] + 1 is tasks[2]");
+
+	/* One hop: the same field ws_dwtype_field resolves, no read. */
+	struct ws_dwfield f;
+	expect_ok(ws_dwtype_field(prog, &task_type, "ctx.mc.gregs[15]", &f), "field");
+	expect_ok(ws_dwtype_path(prog, &task_type, "ctx.mc.gregs[15]", &p), "path");
+	cr_assert_eq(p.nhops, 1);
+	cr_assert_eq(p.hop[0].offset, f.offset);
+	reads = 0;
+	expect_ok(ws_dwtype_path_uint(prog, &p, t0.address, copy, (size_t)t0.size,
+				      &v), "gregs");
+	cr_assert_eq(v, 15);
+	cr_assert_eq(reads, 0);
+
+	/* tasks[2].next is null: the hop through it is an error. */
+	struct ws_dwobj t2;
+	expect_ok(ws_dwtype_index(&tasks, 2, &t2), "tasks[2]");
+	expect_ok(ws_dwtype_path(prog, &task_type, "next->id", &p), "path");
+	cr_assert_str_eq(message(ws_dwtype_path_uint(prog, &p, t2.address, NULL, 0,
+						     &v), WS_ERR_OTHER),
+			 "null pointer at hop 1 of a member path");
+}
+
+Test(dwtype, path_errors, LIVE)
+{
+	struct ws_dwobj tasks = global("tasks");
+	struct ws_dwobj t0;
+	struct ws_dwpath p;
+
+	expect_ok(ws_dwtype_index(&tasks, 0, &t0), "tasks[0]");
+	cr_assert_str_eq(message(ws_dwtype_path(prog, &t0.type, "id->x", &p),
+				 WS_ERR_OTHER),
+			 "member path 'id->x': 'id' (int) is not a pointer");
+	cr_assert_str_eq(message(ws_dwtype_path(prog, &t0.type, "next->", &p),
+				 WS_ERR_OTHER),
+			 "bad member path 'next->': expected a member name at offset 6");
+	cr_assert_str_eq(message(ws_dwtype_path(prog, &t0.type, "next->nope", &p),
+				 WS_ERR_NO_DEBUGINFO),
+			 "type 'struct task' has no member 'nope'");
+	cr_assert_str_eq(message(ws_dwtype_path(prog, &t0.type,
+			"next->next->next->next->next->next->next->next->id", &p),
+				 WS_ERR_OTHER),
+			 "member path 'next->next->next->next->next->next->next->next->id': more than 7 pointer hops");
+}
+
+/* ---- C++: qualified names, base classes, globals by ELF symbol ---- */
+
+#define FIXTURE_CXX WS_BUILD_DIR "/fixtures/dwtype_cxx"
+
+static void start_cxx(void)
+{
+	if (access(FIXTURE_CXX, X_OK) != 0)
+		cr_skip_test("%s not built (needs g++)", FIXTURE_CXX);
+	start(FIXTURE_CXX);
+}
+
+#define LIVE_CXX .init = start_cxx, .fini = stop, .timeout = 20
+
+/* Two namespaces' globals of one bare name are two objects, each found by
+ * its qualified name; the bare name still finds one of them. */
+Test(dwtype_cxx, qualified_globals, LIVE_CXX)
+{
+	struct ws_dwobj app = global("app::main_ctx");
+	struct ws_dwobj other = global("other::main_ctx");
+	struct ws_dwobj bare = global("main_ctx");
+
+	cr_assert_neq(app.address, other.address);
+	cr_assert(bare.address == app.address || bare.address == other.address);
+	cr_assert_eq(sval(&app, "a"), 11);
+	cr_assert_eq(sval(&app, "b"), 12);
+	cr_assert_eq(sval(&app, "inner.deep"), 13);
+	cr_assert_eq(sval(&other, "x"), 21);
+	const char *miss = message(ws_dwtype_global(prog, NULL, "third::main_ctx",
+						    &bare), WS_ERR_NO_DEBUGINFO);
+	cr_assert(strncmp(miss, "no DWARF variable 'third::main_ctx' in " FIXTURE_CXX,
+			  strlen("no DWARF variable 'third::main_ctx' in " FIXTURE_CXX)) == 0,
+		  "%s", miss);
+
+	/* Types by qualified name; a class's nested type too. */
+	struct ws_dwtype t;
+	uint64_t size;
+	expect_ok(ws_dwtype_find_type(prog, NULL, "app::Ctx", &t), "app::Ctx");
+	expect_ok(ws_dwtype_type_sizeof(prog, &t, &size), "sizeof");
+	cr_assert_eq(size, 3 * sizeof(long));
+	expect_ok(ws_dwtype_find_type(prog, NULL, "other::Ctx", &t), "other::Ctx");
+	expect_ok(ws_dwtype_type_sizeof(prog, &t, &size), "sizeof");
+	cr_assert_eq(size, sizeof(long));
+	expect_ok(ws_dwtype_find_type(prog, NULL, "app::Ctx::Inner", &t), "Inner");
+	expect_ok(ws_dwtype_type_sizeof(prog, &t, &size), "sizeof");
+	cr_assert_eq(size, sizeof(long));
+}
+
+/* A static member defined outside its class (DW_AT_specification) is found
+ * by the qualified name of its declaration. */
+Test(dwtype_cxx, static_member, LIVE_CXX)
+{
+	struct ws_dwobj head = global("app::Registry::head");
+	struct ws_dwobj nodes = global("nodes");
+	struct ws_dwobj n0;
+	uint64_t v;
+
+	expect_ok(ws_dwtype_read_pointer(&head, &v), "head");
+	expect_ok(ws_dwtype_index(&nodes, 0, &n0), "nodes[0]");
+	cr_assert(v > n0.address && v < n0.address + n0.size,
+		  "head points into nodes[0] (its Hook part)");
+	cr_assert_eq(sval(&head, "->pad"), 99);
+}
+
+/* Members of base classes, the second base at a nonzero offset, through
+ * a resolved path with a hop: nodes[0].next_ points at nodes[1]'s Hook. */
+Test(dwtype_cxx, base_class_members, LIVE_CXX)
+{
+	struct ws_dwobj nodes = global("nodes");
+	struct ws_dwobj n0;
+	struct ws_dwpath p;
+	uint64_t v;
+
+	expect_ok(ws_dwtype_index(&nodes, 0, &n0), "nodes[0]");
+	cr_assert_eq(sval(&n0, "tag"), 7);
+	cr_assert_eq(sval(&n0, "pad"), 99);
+	cr_assert_eq(sval(&n0, "value"), 42);
+	expect_ok(ws_dwtype_path(prog, &n0.type, "next_->pad", &p), "path");
+	cr_assert_eq(p.nhops, 2);
+	cr_assert_gt(p.hop[0].offset, 0, "Hook follows Tagged");
+	expect_ok(ws_dwtype_path_uint(prog, &p, n0.address, NULL, 0, &v), "read");
+	cr_assert_eq(v, 100);
+}
+
+/* A global found by its ELF symbol and typed by name is the same object
+ * DWARF's variable gives; a missing symbol names itself. */
+Test(dwtype_cxx, symbol_global, LIVE_CXX)
+{
+	struct ws_dwobj by_symbol, by_dwarf = global("app::main_ctx");
+
+	expect_ok(ws_dwtype_symbol(prog, NULL, "_ZN3app8main_ctxE", "app::Ctx",
+				   &by_symbol), "symbol");
+	cr_assert_eq(by_symbol.address, by_dwarf.address);
+	cr_assert_eq(by_symbol.size, by_dwarf.size);
+	cr_assert_eq(sval(&by_symbol, "b"), 12);
+	cr_assert_str_eq(message(ws_dwtype_symbol(prog, NULL, "no_such_symbol",
+						  "app::Ctx", &by_symbol),
+				 WS_ERR_NO_DEBUGINFO),
+			 "no ELF symbol 'no_such_symbol' in the target's modules");
+	/* other::main_ctx is 8 bytes: too small for an app::Ctx. */
+	cr_assert_str_eq(message(ws_dwtype_symbol(prog, NULL, "_ZN5other8main_ctxE",
+						  "app::Ctx", &by_symbol),
+				 WS_ERR_OTHER),
+			 "symbol '_ZN5other8main_ctxE' is 8 bytes, smaller than its type 'struct Ctx' (24)");
+}

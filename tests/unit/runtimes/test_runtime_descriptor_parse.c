@@ -12,7 +12,11 @@
  * descriptor; WS_ERR_NO_DEBUGINFO: exit 7, a name the DWARF lacks) and one
  * line naming the descriptor, the JSON path and the missing name. How the
  * binary reports them (exit code, message, the target unharmed) is
- * tests/e2e/test_e2e_descriptor.c.
+ * tests/e2e/test_e2e_descriptor.c. The shipped descriptors (descriptors/)
+ * are parsed against the real runtimes' fixtures (Pth's two builds,
+ * Crystal), offline the same way: which register set resolves, which
+ * registers are mangled or saved on the stack, at the offsets the
+ * runtimes' own sources give.
  */
 #include <criterion/criterion.h>
 #include <elfutils/libdwfl.h>
@@ -21,6 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ucontext.h>
+#include <unistd.h>
 
 #include "descriptor_edit.h"
 #include "e2e_util.h"
@@ -91,7 +96,7 @@ static struct ws_error *parse(const char *text, struct descriptor *d)
 
 /* ---- good descriptors ---- */
 
-static const struct reg_field *reg(const struct descriptor *d, int regno)
+static const struct reg_spec *reg(const struct descriptor *d, int regno)
 {
 	for (size_t i = 0; i < d->nregs; i++)
 		if (d->regs[i].regno == regno)
@@ -115,31 +120,38 @@ static void check_common(const struct descriptor *d)
 	cr_assert_str_eq(d->name, "greenrt");
 	cr_assert_str_eq(d->root_function, "greenrt_task_main");
 	cr_assert_eq(d->task_size, sizeof(struct greenrt_task));
-	cr_assert(d->has_id && d->has_name && d->has_entry && d->has_worker &&
-		  d->has_stack);
-	cr_assert_eq(d->id.offset, offsetof(struct greenrt_task, id));
-	cr_assert_eq(d->id.size, sizeof(uint64_t));
-	cr_assert_eq(d->name_field.offset, offsetof(struct greenrt_task, name));
-	cr_assert_eq(d->name_field.size, GREENRT_NAME_LEN);
-	cr_assert_eq(d->state.offset, offsetof(struct greenrt_task, state));
-	cr_assert_eq(d->state.size, sizeof(enum greenrt_state));
+	cr_assert(d->has_id && d->name_kind == NAME_CHARS && d->has_entry &&
+		  d->has_worker && d->stack_kind == STACK_LO_HI);
+	cr_assert_eq(d->version, 1);
+	cr_assert_eq(d->nroots, 1);
+	cr_assert_not(d->single_thread, "format 1: no main-thread rule");
+	/* No pointers: every path is one hop inside the task struct. */
+	cr_assert_eq(d->id.nhops, 1);
+	cr_assert_eq(d->id.hop[0].offset, offsetof(struct greenrt_task, id));
+	cr_assert_eq(d->id.hop[0].size, sizeof(uint64_t));
+	cr_assert_eq(d->name_path.hop[0].offset, offsetof(struct greenrt_task, name));
+	cr_assert_eq(d->name_path.hop[0].size, GREENRT_NAME_LEN);
+	cr_assert_eq(d->state.hop[0].offset, offsetof(struct greenrt_task, state));
+	cr_assert_eq(d->state.hop[0].size, sizeof(enum greenrt_state));
 	cr_assert_eq(d->reason_kind, REASON_STRING, "wait_reason is a string");
-	cr_assert_eq(d->reason.offset, offsetof(struct greenrt_task, wait_reason));
-	cr_assert_eq(d->stack_lo.offset, offsetof(struct greenrt_task, stack_lo));
-	cr_assert_eq(d->stack_hi.offset, offsetof(struct greenrt_task, stack_hi));
-	cr_assert_eq(d->entry.offset, offsetof(struct greenrt_task, entry));
-	cr_assert_eq(d->worker.offset, offsetof(struct greenrt_task, worker));
+	cr_assert_eq(d->reason.hop[0].offset, offsetof(struct greenrt_task, wait_reason));
+	cr_assert_eq(d->stack_a.hop[0].offset, offsetof(struct greenrt_task, stack_lo));
+	cr_assert_eq(d->stack_b.hop[0].offset, offsetof(struct greenrt_task, stack_hi));
+	cr_assert_eq(d->entry.hop[0].offset, offsetof(struct greenrt_task, entry));
+	cr_assert_eq(d->worker.hop[0].offset, offsetof(struct greenrt_task, worker));
 
 	cr_assert_eq(d->nregs, 8);
 	for (size_t i = 0; i < sizeof(regs) / sizeof(regs[0]); i++) {
-		const struct reg_field *r = reg(d, regs[i].regno);
+		const struct reg_spec *r = reg(d, regs[i].regno);
 
 		cr_assert_not_null(r, "no register %d", regs[i].regno);
-		cr_assert_eq(r->field.offset, GREG_OFFSET(regs[i].greg),
+		cr_assert_eq(r->member.nhops, 1);
+		cr_assert_eq(r->member.hop[0].offset, GREG_OFFSET(regs[i].greg),
 			     "register %d at %" PRIu64 ", gregs[%d] is at %zu",
-			     regs[i].regno, r->field.offset, regs[i].greg,
+			     regs[i].regno, r->member.hop[0].offset, regs[i].greg,
 			     GREG_OFFSET(regs[i].greg));
-		cr_assert_eq(r->field.size, sizeof(greg_t));
+		cr_assert_eq(r->member.hop[0].size, sizeof(greg_t));
+		cr_assert(!r->mangled && !r->has_at && r->add == 0);
 	}
 
 	/* Enumerator names resolved to greenrt's values. */
@@ -157,8 +169,8 @@ static void check_common(const struct descriptor *d)
 	cr_assert(d->has_workers && d->has_worker_count);
 	cr_assert_eq(d->workers.kind, WS_DWTYPE_ARRAY);
 	cr_assert_eq(d->worker_size, sizeof(struct greenrt_worker));
-	cr_assert_eq(d->worker_tid.offset, offsetof(struct greenrt_worker, tid));
-	cr_assert_eq(d->worker_current.offset,
+	cr_assert_eq(d->worker_tid.hop[0].offset, offsetof(struct greenrt_worker, tid));
+	cr_assert_eq(d->worker_current.hop[0].offset,
 		     offsetof(struct greenrt_worker, current));
 }
 
@@ -169,11 +181,10 @@ Test(runtime_descriptor_parse, pointer_array_descriptor, FIXTURE_OPTS)
 
 	cr_assert_null(err, "%s", err ? err->message : "");
 	check_common(&d);
-	cr_assert_eq(d.layout, LAYOUT_POINTER_ARRAY);
-	cr_assert(d.has_count);
-	cr_assert_not(d.has_next);
+	cr_assert_eq(d.roots[0].layout, LAYOUT_POINTER_ARRAY);
+	cr_assert(d.roots[0].has_count);
 	cr_assert(d.has_switches);
-	cr_assert_eq(d.switches.offset, offsetof(struct greenrt_task, switches));
+	cr_assert_eq(d.switches.hop[0].offset, offsetof(struct greenrt_task, switches));
 	cr_assert_eq(reads, 0, "parsing read the target's memory %lu times", reads);
 	ws_descriptor_deinit(&d);
 }
@@ -185,10 +196,11 @@ Test(runtime_descriptor_parse, list_descriptor, FIXTURE_OPTS)
 
 	cr_assert_null(err, "%s", err ? err->message : "");
 	check_common(&d);
-	cr_assert_eq(d.layout, LAYOUT_LIST);
-	cr_assert_eq(d.registry.kind, WS_DWTYPE_POINTER);
-	cr_assert(d.has_next);
-	cr_assert_eq(d.next.offset, offsetof(struct greenrt_task, all_next));
+	cr_assert_eq(d.roots[0].layout, LAYOUT_LIST);
+	cr_assert_eq(d.roots[0].head.kind, WS_DWTYPE_POINTER);
+	cr_assert_eq(d.roots[0].next.nhops, 1);
+	cr_assert_eq(d.roots[0].next.hop[0].offset, offsetof(struct greenrt_task, all_next));
+	cr_assert_eq(d.roots[0].link, 0);
 	cr_assert_not(d.has_switches, "the list form has no switch count");
 	cr_assert_eq(reads, 0, "parsing read the target's memory %lu times", reads);
 	ws_descriptor_deinit(&d);
@@ -383,4 +395,240 @@ Test(runtime_descriptor_parse, enumerator_not_in_dwarf, FIXTURE_OPTS)
 		       WS_ERR_NO_DEBUGINFO,
 		       NAMES("$.task.state.values.GREENRT_PARKED", "GREENRT_PARKED",
 			     "enum greenrt_state"));
+}
+
+/* --- paths the DWARF cannot follow (WS_ERR_USAGE: exit 2, not 1) --- */
+
+/* A register index past gregs[23]. */
+Test(runtime_descriptor_parse, register_index_out_of_range, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_DESCRIPTOR, "task.registers", "rip",
+			      "ctx.uc_mcontext.gregs[99]"),
+		       WS_ERR_USAGE, NAMES("$.task.registers.rip", "index 99 out of range"));
+}
+
+/* "->" through a member that is not a pointer. */
+Test(runtime_descriptor_parse, hop_through_a_non_pointer, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_DESCRIPTOR, "task", "switches", "id->x"),
+		       WS_ERR_USAGE, NAMES("$.task.switches", "'id'", "is not a pointer"));
+}
+
+/* A list whose next is not a pointer is caught at load, not mid-walk. */
+Test(runtime_descriptor_parse, next_not_a_pointer, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_LIST_DESCRIPTOR, "registry", "next", "id"),
+		       WS_ERR_USAGE, NAMES("$.registry.next", "is not a pointer"));
+}
+
+/* Format 2's shapes need format 2. */
+Test(runtime_descriptor_parse, ring_needs_format_2, FIXTURE_OPTS)
+{
+	check_rejected(edited(GREENRT_LIST_DESCRIPTOR, "registry", "layout", "ring"),
+		       WS_ERR_USAGE, NAMES("$.registry.layout", "runtime-descriptor/2"));
+}
+
+/* A path through a pointer, the count as a member path into a global, in
+ * format 2: greenrt's list descriptor walking tasks through `worker->`. */
+Test(runtime_descriptor_parse, format_2_paths_through_pointers, FIXTURE_OPTS)
+{
+	cJSON *j = de_load(GREENRT_LIST_DESCRIPTOR);
+	struct descriptor d;
+
+	de_set_string(j, "", "wallspy", "runtime-descriptor/2");
+	de_set_string(j, "task", "switches", "worker->tid");
+	struct ws_error *err = parse(de_text(j), &d);
+	cr_assert_null(err, "%s", err ? err->message : "");
+	cr_assert_eq(d.version, 2);
+	cr_assert(d.has_switches);
+	cr_assert_eq(d.switches.nhops, 2);
+	cr_assert_eq(d.switches.hop[0].offset, offsetof(struct greenrt_task, worker));
+	cr_assert_eq(d.switches.hop[1].offset, offsetof(struct greenrt_worker, tid));
+	/* With workers, format 2 is not the main-thread rule. */
+	cr_assert_not(d.single_thread);
+	cr_assert_eq(reads, 0);
+	ws_descriptor_deinit(&d);
+}
+
+/* ---- the shipped descriptors, against the real runtimes' DWARF ---- */
+
+#define PTH_DESCRIPTOR WS_SOURCE_DIR "/descriptors/pth.wallspy.json"
+#define CRYSTAL_DESCRIPTOR WS_SOURCE_DIR "/descriptors/crystal.wallspy.json"
+
+/* Opens a built real-runtime fixture offline instead of greenrt_parked;
+ * skips when it was not built (build-pth.sh says why in its place). */
+static void open_real(const char *name)
+{
+	const char *path = e2e_fixture(name);
+	static const struct ws_memory_reader image = { image_read, NULL };
+
+	if (access(path, X_OK) != 0)
+		cr_skip_test("%s not built", path);
+	dwfl = dwfl_begin(&offline);
+	cr_assert_not_null(dwfl_report_offline(dwfl, name, path, -1),
+			   "%s: %s", path, dwfl_errmsg(-1));
+	cr_assert_eq(dwfl_report_end(dwfl, NULL, NULL), 0);
+	struct ws_error *err = ws_dwtype_program_create(dwfl, &image, &prog);
+	cr_assert_null(err, "%s", err ? err->message : "");
+	reads = 0;
+}
+
+static void open_pth_uctx(void) { open_real("pth/pth_fixture_uctx"); }
+static void open_pth_sjlj(void) { open_real("pth/pth_fixture_sjlj"); }
+static void open_crystal(void) { open_real("crystal/crystal_fibers"); }
+
+static const struct reg_spec *parsed_reg(const struct descriptor *d, int regno)
+{
+	const struct reg_spec *r = reg(d, regno);
+	cr_assert_not_null(r, "no register %d", regno);
+	return r;
+}
+
+/* Pth: five rings and the current thread, wait reasons from bits, stack
+ * as base and size, dispatches as the switch count; the first register
+ * set (ucontext gregs) resolves in the default build. */
+static void check_pth(const struct descriptor *d)
+{
+	cr_assert_str_eq(d->name, "pth");
+	cr_assert_str_eq(d->detect_symbol, "__pth_NQ");
+	cr_assert_eq(d->nroots, 5);
+	for (size_t i = 0; i < d->nroots; i++) {
+		cr_assert_eq(d->roots[i].layout, LAYOUT_RING);
+		cr_assert(d->roots[i].has_count);
+		cr_assert_eq(d->roots[i].head.path.nhops, 1, "q_head inside the queue");
+	}
+	cr_assert(d->has_current && d->single_thread && d->has_switches);
+	cr_assert_eq(d->reason_kind, REASON_BITS);
+	cr_assert_eq(d->reason.nhops, 2, "events->ev_type");
+	cr_assert_str_eq(ws_descriptor_map_lookup(&d->reasons, 0x20), "msg");
+	cr_assert_eq(d->stack_kind, STACK_BASE_SIZE);
+	cr_assert_eq(d->nregs, 8);
+}
+
+Test(runtime_descriptor_parse, pth_ucontext, .init = open_pth_uctx,
+     .fini = close_fixture, .timeout = 30)
+{
+	struct descriptor d;
+	struct ws_error *err = parse(de_text(de_load(PTH_DESCRIPTOR)), &d);
+
+	cr_assert_null(err, "%s", err ? err->message : "");
+	check_pth(&d);
+	/* gregs by glibc's REG_* numbers: rsp 15 and rip 16 adjacent. */
+	const struct reg_spec *rsp = parsed_reg(&d, WS_REG_RSP), *rip = parsed_reg(&d, WS_REG_RIP);
+	cr_assert_eq(rip->member.hop[0].offset, rsp->member.hop[0].offset + sizeof(greg_t));
+	cr_assert(!rsp->mangled && !rip->mangled && !d.uses_guard);
+	cr_assert_eq(reads, 0);
+	ws_descriptor_deinit(&d);
+}
+
+/* The setjmp build has no mctx.uc: the jmp_buf set resolves, with rbp,
+ * rsp and the pc mangled (__jmpbuf[1], [6], [7]) and the others not. */
+Test(runtime_descriptor_parse, pth_setjmp, .init = open_pth_sjlj,
+     .fini = close_fixture, .timeout = 30)
+{
+	struct descriptor d;
+	struct ws_error *err = parse(de_text(de_load(PTH_DESCRIPTOR)), &d);
+
+	cr_assert_null(err, "%s", err ? err->message : "");
+	check_pth(&d);
+	cr_assert(d.uses_guard);
+	const struct reg_spec *rbx = parsed_reg(&d, WS_REG_RBX);
+	static const struct { int regno, slot; bool mangled; } jb[] = {
+		{ WS_REG_RBX, 0, false }, { WS_REG_RBP, 1, true }, { 12, 2, false },
+		{ 13, 3, false }, { 14, 4, false }, { 15, 5, false },
+		{ WS_REG_RSP, 6, true }, { WS_REG_RIP, 7, true },
+	};
+	for (size_t i = 0; i < sizeof(jb) / sizeof(jb[0]); i++) {
+		const struct reg_spec *r = parsed_reg(&d, jb[i].regno);
+		cr_assert_eq(r->member.hop[0].offset,
+			     rbx->member.hop[0].offset + 8 * (uint64_t)jb[i].slot,
+			     "register %d", jb[i].regno);
+		cr_assert_eq(r->mangled, jb[i].mangled, "register %d", jb[i].regno);
+	}
+	ws_descriptor_deinit(&d);
+}
+
+/* Crystal: the registry behind an ELF symbol typed from DWARF (no
+ * variable DIE exists), names as String objects, and the registers saved
+ * on the fiber's stack at the offsets Crystal's swapcontext pushes them. */
+Test(runtime_descriptor_parse, crystal, .init = open_crystal,
+     .fini = close_fixture, .timeout = 30)
+{
+	struct descriptor d;
+	struct ws_error *err = parse(de_text(de_load(CRYSTAL_DESCRIPTOR)), &d);
+
+	cr_assert_null(err, "%s", err ? err->message : "");
+	cr_assert_eq(d.nroots, 1);
+	cr_assert_eq(d.roots[0].layout, LAYOUT_LIST);
+	cr_assert_eq(d.roots[0].head.var.kind, WS_DWTYPE_POINTER,
+		     "Fiber::fibers holds a reference");
+	cr_assert_eq(d.roots[0].head.path.nhops, 2, "Fiber::fibers->head");
+	cr_assert_eq(d.name_kind, NAME_LENGTH_PREFIXED);
+	cr_assert(d.single_thread && !d.has_switches && !d.has_current);
+	cr_assert(d.has_frame);
+	cr_assert_eq(d.frame_lo, 0);
+	cr_assert_eq(d.frame_hi, 0x40);
+	static const struct { int regno; int64_t at; } at[] = {
+		{ 15, 0x00 }, { 14, 0x08 }, { 13, 0x10 }, { 12, 0x18 },
+		{ WS_REG_RBP, 0x20 }, { WS_REG_RBX, 0x28 }, { WS_REG_RIP, 0x38 },
+	};
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		const struct reg_spec *r = parsed_reg(&d, at[i].regno);
+		cr_assert(r->has_at && r->at == at[i].at, "register %d", at[i].regno);
+	}
+	const struct reg_spec *rsp = parsed_reg(&d, WS_REG_RSP);
+	cr_assert(!rsp->has_at && rsp->add == 0x40);
+	cr_assert_str_eq(d.root_file, "/fiber.cr");
+	cr_assert_eq(reads, 0, "parsing read the target's memory %lu times", reads);
+	ws_descriptor_deinit(&d);
+}
+
+/* ---- the manual's examples are the files ---- */
+
+/* The JSON of the .EX block of man/wallspy-descriptor.5 that holds
+ * `marker`, groff escapes undone. */
+static cJSON *man_example(const char *marker)
+{
+	char *man = e2e_read_file(WS_SOURCE_DIR "/man/wallspy-descriptor.5");
+	cr_assert_not_null(man);
+	for (char *ex = strstr(man, ".EX\n{"); ex; ex = strstr(ex + 1, ".EX\n{")) {
+		char *end = strstr(ex, "\n.EE");
+		cr_assert_not_null(end);
+		*end = '\0';
+		if (!strstr(ex, marker)) {
+			*end = '\n';
+			continue;
+		}
+		char *out = ex + 4, *w = out;
+		for (const char *r = out; *r; r++) {
+			if (r[0] == '\\' && (r[1] == '-' || r[1] == 'e')) {
+				*w++ = r[1] == '-' ? '-' : '\\';
+				r++;
+			} else {
+				*w++ = *r;
+			}
+		}
+		*w = '\0';
+		cJSON *json = cJSON_Parse(out);
+		cr_assert_not_null(json, "the example with %s is not JSON", marker);
+		return json;
+	}
+	cr_assert_fail("no example with %s in wallspy-descriptor(5)", marker);
+	return NULL;
+}
+
+Test(runtime_descriptor_parse, manual_examples_are_the_files)
+{
+	static const struct { const char *marker, *file; } examples[] = {
+		{ "\"name\": \"greenrt\"", GREENRT_LIST_DESCRIPTOR },
+		{ "\"name\": \"pth\"", PTH_DESCRIPTOR },
+		{ "\"name\": \"crystal\"", CRYSTAL_DESCRIPTOR },
+	};
+	for (size_t i = 0; i < sizeof(examples) / sizeof(examples[0]); i++) {
+		cJSON *man = man_example(examples[i].marker);
+		cJSON *file = de_load(examples[i].file);
+		cr_assert(cJSON_Compare(man, file, true),
+			  "wallspy-descriptor(5)'s example differs from %s", examples[i].file);
+		cJSON_Delete(man);
+	}
 }
