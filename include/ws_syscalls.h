@@ -49,6 +49,14 @@ struct ws_syscall_memory {
 long ws_syscall_current(pid_t tid, const struct user_regs_struct *regs,
 			struct ws_syscall_memory *memory);
 
+/* ws_syscall_current for a thread that is not stopped, from
+ * /proc/PID/task/TID/syscall (its pc too: the last field): the real call
+ * behind restart_syscall the same way, with the same memory (a thread
+ * sampled now stopped, now from /proc, keeps one). -1 when it runs or is
+ * in no call (the memory forgets), or on any error (it stays). */
+long ws_syscall_current_of_thread(pid_t pid, pid_t tid,
+				  struct ws_syscall_memory *memory);
+
 /* The number loaded into eax/rax by the instruction that ends right before
  * a syscall instruction, from the `n` bytes of code that end at that
  * syscall instruction's end (the last two bytes are 0f 05); -1 when there

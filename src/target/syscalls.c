@@ -55,26 +55,40 @@ bool ws_syscall_blocked(const struct user_regs_struct *regs, long *nr)
 	}
 }
 
-bool ws_syscall_of_thread(pid_t pid, pid_t tid, long *nr)
+/* Thread tid's call from /proc/PID/task/TID/syscall: 1 with its number
+ * and pc (the address after its syscall instruction), 0 when it runs or
+ * is in no call, -1 on any error. */
+static int proc_syscall(pid_t pid, pid_t tid, long *nr, uint64_t *pc)
 {
-	char path[64], text[32];
+	char path[64], text[256];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid,
 		 (int)tid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return false;
+		return -1;
 	ssize_t n = read(fd, text, sizeof(text) - 1);
 	close(fd);
 	if (n <= 0)
-		return false;
+		return -1;
 	text[n] = '\0';
-	/* "NR arg1 ... sp pc", "running", or "-1 sp pc" (not in a call). */
+	/* "NR ARG1 ... ARG6 SP PC", "running", or "-1 SP PC" (in no call). */
 	char *end;
 	long value = strtol(text, &end, 10);
 	if (end == text || value < 0)
-		return false;
+		return 0;
 	*nr = value;
-	return true;
+	*pc = 0;
+	/* The last field is the pc. */
+	char *last = strrchr(text, ' ');
+	if (last)
+		*pc = strtoull(last + 1, NULL, 16);
+	return 1;
+}
+
+bool ws_syscall_of_thread(pid_t pid, pid_t tid, long *nr)
+{
+	uint64_t pc;
+	return proc_syscall(pid, tid, nr, &pc) == 1;
 }
 
 long ws_syscall_decode_number(const uint8_t *code, size_t n)
@@ -113,18 +127,14 @@ static long read_number(pid_t tid, uint64_t pc)
 	return ws_syscall_decode_number(code, sizeof(code));
 }
 
-long ws_syscall_current(pid_t tid, const struct user_regs_struct *regs,
-			struct ws_syscall_memory *memory)
+/* Call nr, blocked at pc: restart_syscall resolved to the call thread
+ * tid's memory saw at that pc, else to the one its code loads. Updates the
+ * memory. */
+static long resolve(pid_t tid, long nr, uint64_t pc,
+		    struct ws_syscall_memory *memory)
 {
-	long nr;
-	if (!ws_syscall_blocked(regs, &nr)) {
-		/* Whatever it waited in is over. */
-		memory->pc = 0;
-		return -1;
-	}
-	uint64_t pc = regs->rip;
 	if (nr == WS_SYSCALL_RESTART) {
-		if (memory->pc == pc)
+		if (pc && memory->pc == pc)
 			return memory->nr;
 		long loaded = read_number(tid, pc);
 		/* A load of restart_syscall itself would say nothing new. */
@@ -134,4 +144,32 @@ long ws_syscall_current(pid_t tid, const struct user_regs_struct *regs,
 	memory->pc = pc;
 	memory->nr = nr;
 	return nr;
+}
+
+long ws_syscall_current(pid_t tid, const struct user_regs_struct *regs,
+			struct ws_syscall_memory *memory)
+{
+	long nr;
+	if (!ws_syscall_blocked(regs, &nr)) {
+		/* Whatever it waited in is over. */
+		memory->pc = 0;
+		return -1;
+	}
+	return resolve(tid, nr, regs->rip, memory);
+}
+
+long ws_syscall_current_of_thread(pid_t pid, pid_t tid,
+				  struct ws_syscall_memory *memory)
+{
+	long nr;
+	uint64_t pc;
+	switch (proc_syscall(pid, tid, &nr, &pc)) {
+	case 1:
+		return resolve(tid, nr, pc, memory);
+	case 0:
+		memory->pc = 0;
+		return -1;
+	default:
+		return -1;
+	}
 }

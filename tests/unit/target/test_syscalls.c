@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -158,4 +159,51 @@ Test(syscalls, memory_keeps_the_call_across_restart)
 	r.orig_rax = WS_SYSCALL_RESTART;
 	r.rax = (unsigned long long)-516;
 	cr_expect_eq(ws_syscall_current(0, &r, &memory), WS_SYSCALL_RESTART);
+}
+
+/* A running thread's call from /proc survives the kernel's restart as
+ * restart_syscall through the memory, as a stopped thread's does. The
+ * child sleeps an hour through the generic syscall(SYS_nanosleep) (no
+ * number in its code to read); one PTRACE_INTERRUPT and PTRACE_CONT make
+ * the kernel resume it as restart_syscall at the same pc (/proc shows
+ * 219). Remembered from before the stop: nanosleep; without memory: what
+ * the kernel says. */
+Test(syscalls, of_thread_memory_keeps_the_call_across_restart)
+{
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		struct timespec hour = { 3600, 0 };
+		syscall(SYS_nanosleep, &hour, NULL);
+		_exit(1);
+	}
+	struct ws_syscall_memory memory = { 0 }, none = { 0 };
+	long nr = -1;
+	for (int i = 0; i < 200 && nr != SYS_nanosleep; i++) {
+		nr = ws_syscall_current_of_thread(pid, pid, &memory);
+		if (nr != SYS_nanosleep)
+			nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	}
+	cr_expect_eq(nr, SYS_nanosleep);
+	cr_expect_neq(memory.pc, 0);
+	int status;
+	bool traced = ptrace(PTRACE_SEIZE, pid, 0, 0) == 0 &&
+		      ptrace(PTRACE_INTERRUPT, pid, 0, 0) == 0 &&
+		      waitpid(pid, &status, 0) == pid &&
+		      ptrace(PTRACE_CONT, pid, 0, 0) == 0;
+	long kernel = -1;
+	for (int i = 0; traced && i < 200 && kernel != WS_SYSCALL_RESTART; i++) {
+		if (!ws_syscall_of_thread(pid, pid, &kernel))
+			nanosleep(&(struct timespec){ 0, 1000 * 1000 }, NULL);
+	}
+	long remembered = ws_syscall_current_of_thread(pid, pid, &memory);
+	long forgotten = ws_syscall_current_of_thread(pid, pid, &none);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	cr_assert(traced, "could not PTRACE_SEIZE/INTERRUPT/CONT the child");
+	cr_assert_eq(kernel, WS_SYSCALL_RESTART,
+		     "/proc says %ld after the stop, not restart_syscall", kernel);
+	cr_expect_eq(remembered, SYS_nanosleep);
+	cr_expect_eq(forgotten, WS_SYSCALL_RESTART);
 }
