@@ -654,7 +654,9 @@ static void start_running(struct go_state *s, struct ws_target *target,
  * never from its thread's live registers (no thread is stopped for it).
  * Its thread (g.m, kept during the call) names the call: from its
  * registers when it is stopped, else from /proc (a thread between
- * entersyscall and the kernel, or back from it, names none). */
+ * entersyscall and the kernel, or back from it, names none); either way
+ * the call it was seen in before, not the restart_syscall the kernel
+ * shows once a ptrace stop interrupted a sleep or timed wait. */
 static void start_syscall(struct go_state *s, struct ws_target *target,
 			  struct ws_task *task, const uint8_t *gw)
 {
@@ -667,9 +669,13 @@ static void start_syscall(struct go_state *s, struct ws_target *target,
 	if (!th)
 		return;
 	task->thread = tid;
-	long nr;
-	if (th->regs_valid ? ws_syscall_blocked(&th->regs, &nr)
-			   : ws_syscall_of_thread(s->pid, tid, &nr))
+	/* The real call even after a stop made the kernel restart it as
+	 * restart_syscall: the thread's memory of it, kept by its stops
+	 * (th->syscall) and by these /proc reads alike. */
+	long nr = th->regs_valid ? th->syscall
+				 : ws_syscall_current_of_thread(
+					   s->pid, tid, &th->syscall_memory);
+	if (nr >= 0)
 		task->wait_reason = ws_syscall_name(nr);
 }
 

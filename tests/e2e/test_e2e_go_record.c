@@ -611,3 +611,82 @@ Test(e2e_go_record, target_exit_mid_tick_still_writes, .timeout = 180,
 		check_go_samples(&v);
 	}
 }
+
+/*
+ * A goroutine's wait reason is the system call it is blocked in, however
+ * many times wallspy stopped its thread (issue #12). go_syscalls blocks
+ * one goroutine in each call below, made directly with syscall.Syscall in
+ * its own function, and says ready once /proc shows a thread in each.
+ * After the first PTRACE_INTERRUPT the kernel resumes the sleeps and the
+ * timed poll through restart_syscall, so from then on orig_rax and
+ * /proc/PID/task/TID/syscall say 219: yet every sample of each goroutine
+ * over a 2 s attach must carry its real call, the one its source makes.
+ * With --stop-all every tick stops every thread (read from its registers;
+ * before the fix 1.98 of 1.99 s of each sleep said restart_syscall); by
+ * default a tick stops no thread of a goroutine in a call (read from
+ * /proc). A fresh fixture each: a second attach would meet sleeps already
+ * restarted, which Go's wrappers (number in a register) cannot tell apart.
+ */
+static const struct {
+	const char *function, *reason;
+} go_calls[] = {
+	{ "main.sleepNanosleep", "[syscall: nanosleep]" },
+	{ "main.sleepClockNanosleep", "[syscall: clock_nanosleep]" },
+	{ "main.waitPoll", "[syscall: poll]" },
+	{ "main.readPipe", "[syscall: read]" },
+};
+
+static void check_syscall_reasons(const char *release, bool stop_all)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "go/go%s/go_syscalls", release);
+	struct e2e_proc proc = e2e_start_go(name, NULL, 30000);
+	const char *opts[] = { "-d", "2", "--group-by", "task",
+			       stop_all ? "--stop-all" : NULL, NULL };
+	const char *out;
+	struct e2e_result res = e2e_attach(proc.pid, opts, "out.json", &out,
+					   30000);
+
+	cr_assert(strstr(res.err, "target still running"), "stderr: %s",
+		  res.err);
+	struct ss_view v = ss_load(out);
+	for (size_t c = 0; c < sizeof(go_calls) / sizeof(*go_calls); c++) {
+		double seconds = 0, right = 0;
+		const char *wrong = NULL;
+
+		SS_FOR_EACH_SAMPLE(&v, profile, sample, w) {
+			if (!ss_has(&v, sample, go_calls[c].function))
+				continue;
+			const char *leaf = ss_frame_at(&v, sample, -1);
+			seconds += w;
+			if (strcmp(leaf, go_calls[c].reason) == 0)
+				right += w;
+			else
+				wrong = leaf;
+		}
+		cr_log_info("go%s %s: %.2f of %.2f s say %s", release,
+			    go_calls[c].function, right, seconds,
+			    go_calls[c].reason);
+		/* Blocked the whole 2 s. */
+		cr_assert_gt(seconds, 1.5, "%s: only %.2f s sampled",
+			     go_calls[c].function, seconds);
+		cr_expect_null(wrong, "%s: a sample says \"%s\", not \"%s\"",
+			       go_calls[c].function, wrong, go_calls[c].reason);
+	}
+	close(proc.out_fd);
+	e2e_check_healthy_then_stop(proc.pid);
+}
+
+#define SYSCALL_REASONS_TEST(id, release)                                   \
+	Test(e2e_go_record, syscall_reasons_survive_stops_go##id,           \
+	     .timeout = 60, .fini = e2e_cleanup)                            \
+	{                                                                   \
+		check_syscall_reasons(release, true);                       \
+	}
+WS_GO_ENDS(SYSCALL_REASONS_TEST)
+
+Test(e2e_go_record, syscall_reasons_from_proc_go1_26, .timeout = 60,
+     .fini = e2e_cleanup)
+{
+	check_syscall_reasons("1.26", false);
+}
