@@ -514,9 +514,16 @@ bool e2e_traced_by(pid_t pid, pid_t tracer)
 
 	if (n <= 0)
 		return false;
-	for (int i = 0; i < n; i++)
-		if (e2e_tracer(pid, tids[i]) != tracer)
+	for (int i = 0; i < n; i++) {
+		pid_t t = e2e_tracer(pid, tids[i]);
+
+		/* A thread other than the leader that exited since it was
+		 * listed (a churning process) has no status left: skipped. */
+		if (t == -1 && tids[i] != pid)
+			continue;
+		if (t != tracer)
 			return false;
+	}
 	return true;
 }
 

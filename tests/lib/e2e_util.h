@@ -156,7 +156,8 @@ bool e2e_wait_cpu(pid_t pid, pid_t tid, double seconds, int timeout_ms);
 /* TracerPid of pid (thread tid when > 0): 0 untraced, -1 unreadable. */
 pid_t e2e_tracer(pid_t pid, pid_t tid);
 
-/* Whether every thread of pid has TracerPid `tracer`. */
+/* Whether every thread of pid has TracerPid `tracer` (threads that exit
+ * while they are looked at are skipped; the leader never is). */
 bool e2e_traced_by(pid_t pid, pid_t tracer);
 
 /* Waits up to timeout_ms until pid's leader has TracerPid `tracer`: wallspy
