@@ -23,6 +23,7 @@
 #include "ws_grow.h"
 #include "ws_hash.h"
 #include "ws_maps.h"
+#include "ws_procstat.h"
 #include "ws_remote_memory.h"
 #include "ws_symbols.h"
 #include "ws_target.h"
@@ -810,11 +811,8 @@ static uint64_t read_start_stack(pid_t pid)
 	size_t n = fread(text, 1, sizeof(text) - 1, f);
 	fclose(f);
 	text[n] = '\0';
-	/* After "(comm)", fields 3 on; startstack is field 28. */
-	char *p = strrchr(text, ')');
-	for (int field = 2; p && field < 28; field++)
-		p = strchr(p + 1, ' ');
-	return p ? strtoull(p + 1, NULL, 10) : 0;
+	const char *start_stack = ws_procstat_field(text, 28);
+	return start_stack ? strtoull(start_stack, NULL, 10) : 0;
 }
 
 struct ws_error *ws_descriptor_runtime_create(const char *text,
