@@ -57,6 +57,16 @@ Test(procstat, short_or_broken_lines)
 	cr_expect_null(ws_procstat_field("", 3));
 }
 
+/* The text of a small /proc file, NUL-terminated, into buf. */
+static void read_text(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	size_t n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+}
+
 static void *park(void *arg)
 {
 	pause();
@@ -71,16 +81,8 @@ Test(procstat, own_thread_count)
 	for (int i = 0; i < 3; i++)
 		cr_assert_eq(pthread_create(&th[i], NULL, park, NULL), 0);
 	char stat[1024], status[4096];
-	FILE *f = fopen("/proc/self/stat", "r");
-	cr_assert_not_null(f);
-	size_t n = fread(stat, 1, sizeof(stat) - 1, f);
-	fclose(f);
-	stat[n] = '\0';
-	f = fopen("/proc/self/status", "r");
-	cr_assert_not_null(f);
-	n = fread(status, 1, sizeof(status) - 1, f);
-	fclose(f);
-	status[n] = '\0';
+	read_text("/proc/self/stat", stat, sizeof(stat));
+	read_text("/proc/self/status", status, sizeof(status));
 	const char *threads = strstr(status, "\nThreads:");
 	cr_assert_not_null(threads);
 	const char *field = ws_procstat_field(stat, 20);
@@ -94,15 +96,11 @@ Test(procstat, own_thread_count)
 Test(procstat, own_start_stack)
 {
 	char stat[1024], line[512];
-	FILE *f = fopen("/proc/self/stat", "r");
-	cr_assert_not_null(f);
-	size_t n = fread(stat, 1, sizeof(stat) - 1, f);
-	fclose(f);
-	stat[n] = '\0';
+	read_text("/proc/self/stat", stat, sizeof(stat));
 	const char *field = ws_procstat_field(stat, 28);
 	cr_assert_not_null(field);
 	unsigned long long start = strtoull(field, NULL, 10), lo = 0, hi = 0;
-	f = fopen("/proc/self/maps", "r");
+	FILE *f = fopen("/proc/self/maps", "r");
 	cr_assert_not_null(f);
 	while (fgets(line, sizeof(line), f))
 		if (strstr(line, "[stack]"))
