@@ -469,8 +469,11 @@ static struct ws_error *read_gptrs(struct go_state *s, size_t *n)
 static struct ws_error *read_gs(struct go_state *s, size_t n)
 {
 	size_t w = (size_t)(s->g_hi - s->g_lo);
+	size_t had = s->gbuf_capacity;
 	if (!ws_grow((void **)&s->gbuf, &s->gbuf_capacity, n * w, 1))
 		return &ws_error_nomem;
+	if (s->gbuf_capacity != had)
+		ws_prefault(s->gbuf, n * w);
 	struct ws_remote_range ranges[BATCH];
 	for (size_t base = 0; base < n; base += BATCH) {
 		size_t k = n - base < BATCH ? n - base : BATCH;
