@@ -293,7 +293,10 @@ static const struct {
 	const char *state;
 	size_t copies;
 } synctest_states[] = {
-	{ "chan receive (durable)", 2 },
+	/* Two main.parkDurableRecv and testing/synctest's own goroutine
+	 * (testingSynctestTest, started by synctest.Test), which starts the
+	 * one running the bubble's function and waits for it. */
+	{ "chan receive (durable)", 3 },
 	{ "chan send (durable)", 2 },
 	{ "select (durable)", 2 },
 	{ "sync.WaitGroup.Wait (durable)", 2 },
