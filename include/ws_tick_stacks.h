@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ws_index_set.h"
 #include "ws_unwind.h"
 
 struct ws_tick_stacks {
@@ -23,8 +24,7 @@ struct ws_tick_stacks {
 	size_t nstacks, stacks_cap;
 	struct ws_pc *pcs;          /* every stack's pcs, back to back */
 	size_t npcs, pcs_cap;
-	uint32_t *index;            /* open addressing: stack number + 1 */
-	size_t index_size;          /* a power of two, or 0 */
+	struct ws_index_set index;  /* of stacks, by hash */
 };
 
 void ws_tick_stacks_init(struct ws_tick_stacks *t);
