@@ -1,7 +1,8 @@
 /*
  * Private to profile*.c: the profile's layout (its tables are indexed
- * through ws_index_set.h). profile_intern.c turns frames and stacks into indices,
- * profile.c keeps groups and their entries and answers the writers.
+ * through ws_index_set.h). profile_intern.c turns frames and stacks into
+ * indices, profile.c keeps groups and their entries and answers the
+ * writers.
  * Nothing outside src/profile/profile*.c includes this.
  */
 #ifndef WS_PROFILE_INTERNAL_H
