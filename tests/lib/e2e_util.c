@@ -984,10 +984,10 @@ const char *e2e_build_go(const char *source, const char *ldflags)
 	cr_assert_eq(fclose(f), 0);
 	char *cmd;
 	cr_assert_geq(asprintf(&cmd,
-		"cd '%s' && GOCACHE='%s/cache' GOPATH='%s/gopath' "
+		"cd '%s' && GOCACHE='%s/tests/gocache' GOPATH='%s/gopath' "
 		"GO111MODULE=off GOFLAGS=-buildvcs=false "
 		"go build -ldflags='%s' -o prog main.go >build.log 2>&1",
-		dir, dir, dir, ldflags ? ldflags : ""), 0);
+		dir, WS_BUILD_DIR, dir, ldflags ? ldflags : ""), 0);
 	int status = system(cmd);
 	free(cmd);
 	cr_assert_eq(status, 0, "go build failed: %s",

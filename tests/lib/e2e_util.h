@@ -124,9 +124,12 @@ struct e2e_proc e2e_start_go(const char *name, const char *const args[],
 
 /* Builds the Go program `source` (one file, package main, standard library
  * only) with `go build -ldflags=LDFLAGS` (NULL: none) in a fresh temporary
- * directory, caches there too (nothing outside it is touched), and returns
- * the binary's path. Skips the test when there is no `go` on PATH; fails
- * it, with the compiler's output, when the build fails. */
+ * directory and returns the binary's path. The build cache is one for
+ * every such build, in the build directory (BUILD/tests/gocache; nothing
+ * outside it is touched): the standard library is compiled once per go
+ * command, not once per test (Go's cache is safe for builds running at
+ * once). Skips the test when there is no `go` on PATH; fails it, with the
+ * compiler's output, when the build fails. */
 const char *e2e_build_go(const char *source, const char *ldflags);
 
 /* After wallspy is done with a target: it runs, is not stopped, and exits 0
