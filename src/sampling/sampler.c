@@ -237,6 +237,15 @@ static bool pc_in_code(struct ws_sampler *s, uint64_t pc, bool *reloaded)
  * deleted binary), the stack is unwound again with libdw, which reads the
  * vDSO's CFI from memory and every file through the finder, and the
  * better result is kept. */
+static bool refresh_modules(struct ws_sampler *s);
+
+/* Whether the module list knows the module of `pc`. */
+static bool in_known_module(const struct ws_sampler *s, uint64_t pc)
+{
+	Dwfl *dwfl = ws_symbols_dwfl(s->symbols);
+	return !dwfl || dwfl_addrmodule(dwfl, pc) != NULL;
+}
+
 static size_t unwind_checked(struct ws_sampler *s,
 			     const struct ws_snapshot *snap,
 			     const char **stop_reason, bool *maps_reloaded)
@@ -244,6 +253,17 @@ static size_t unwind_checked(struct ws_sampler *s,
 	static const char astray[] = "unwind failed: a return address outside code";
 	size_t n = ws_unwind(s->unwinder, snap, s->pcs, s->options.max_frames,
 			     stop_reason);
+	/* A stack that ends in a module the list does not know yet (libc
+	 * at the first ticks of a launched command, read at its exec: the
+	 * list only learns of it when naming meets its pcs) ended for want
+	 * of that module's CFI, not where it really ends: libunwind, with
+	 * no unwind info, follows a frame-pointer chain that libc's rbp
+	 * (a plain register there) ends at once, and a running greenrt
+	 * task inside malloc came out as `_int_malloc` alone. Read the
+	 * modules again and unwind once more. */
+	if (n && !in_known_module(s, s->pcs[n - 1].pc) && refresh_modules(s))
+		n = ws_unwind(s->unwinder, snap, s->pcs, s->options.max_frames,
+			      stop_reason);
 	bool guessed = ws_unwinder_guessed(s->unwinder);
 	size_t k = 0;
 	while (k < n && pc_in_code(s, s->pcs[k].pc, maps_reloaded))
