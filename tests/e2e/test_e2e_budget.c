@@ -42,10 +42,22 @@ static void record(pid_t pid, const char *seconds, const char *max_pause,
 	struct e2e_summary s = e2e_parse_summary(res.err);
 	out->seconds = s.seconds;
 	/* The summary counts the live goroutines (the fixture's and the
-	 * runtime's few), however few a tick sampled, and says how many. */
-	cr_expect(s.tasks >= GOROUTINES && s.tasks <= GOROUTINES + 50,
-		  "summary: %ld tasks for %d goroutines and the runtime's: %s",
-		  s.tasks, GOROUTINES, s.line);
+	 * runtime's few), however few a tick sampled, and says how many.
+	 * Over budget that count is the last tick's estimate: it read a
+	 * uniform sample of the goroutine slots (allgs), and each slot that
+	 * held a goroutine stands for slots/sampled of them, so every slot
+	 * of the sample that held none (a dead goroutine, a system one)
+	 * makes it one such share short (3924 for 4000 goroutines, seen).
+	 * With a few such slots in ~4000 and at most ~100 sampled, four or
+	 * more in one sample are rare (Poisson, mean ~0.1 to 0.3: odds
+	 * below 1e-3). */
+	long short_by = 0;
+	if (s.sampled_per_tick > 0 && s.sampled_per_tick < s.tasks)
+		short_by = 3 * (s.tasks + s.sampled_per_tick - 1) / s.sampled_per_tick;
+	cr_expect(s.tasks >= GOROUTINES - short_by && s.tasks <= GOROUTINES + 50,
+		  "summary: %ld tasks for %d goroutines and the runtime's "
+		  "(a sampled count may be %ld short): %s",
+		  s.tasks, GOROUTINES, short_by, s.line);
 	cr_expect_leq(s.sampled_per_tick, s.tasks, "%s", s.line);
 	if (strcmp(max_pause, "0") != 0)
 		cr_expect_lt(s.sampled_per_tick, s.tasks / 2,
