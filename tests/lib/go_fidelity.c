@@ -433,14 +433,11 @@ static unsigned compare_frames(const struct ws_go_goroutine *go_printed,
 				  gf->inlined, wf->inlined);
 		}
 		/* Go prints +0x(pc - entry) with pc the return address (frame
-		 * pc, not pc-1); wallspy's address is that pc. */
-		/* Known discrepancy, open: for the outermost frame wallspy
-		 * reports runtime.goexit's entry, Go prints entry+1 (the
-		 * return address newproc plants, goexit + PCQuantum). Go
-		 * shows goexit only at GOTRACEBACK=system and in crash dumps
-		 * (test_e2e_goserver), so only there is it exempt. */
-		bool goexit = strcmp(gf->function, "runtime.goexit") == 0;
-		if (gf->has_pc_offset && !wf->inlined && wf->raw_name && !goexit &&
+		 * pc, not pc-1); wallspy's address is that pc, for every
+		 * frame (runtime.goexit's too: entry + 1, the return address
+		 * newproc plants, shown at GOTRACEBACK=system and in crash
+		 * dumps, test_e2e_goserver). */
+		if (gf->has_pc_offset && !wf->inlined && wf->raw_name &&
 		    symtab_entry(st, wf->raw_name, &entry) &&
 		    wf->address - entry != gf->pc_offset) {
 			kinds |= 1u << GO_MM_PC;
