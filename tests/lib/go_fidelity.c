@@ -24,7 +24,8 @@ enum {
 
 static const char *const mismatch_names[GO_MM_KINDS] = {
 	"goroutine missing from wallspy", "goroutine only in wallspy",
-	"state/wait reason", "locked to thread", "frames", "file:line",
+	"state/wait reason", "locked to thread", "synctest bubble", "frames",
+	"file:line",
 	"inlined marker", "return address", "unexplained extra frame",
 	"elided frame count", "created by",
 };
@@ -91,6 +92,12 @@ struct go_dump go_dump_load(const cJSON *root)
 		g->error = str_of(task, "error");
 		g->locked_to_thread =
 			cJSON_IsTrue(cJSON_GetObjectItem(task, "locked_to_thread"));
+		if (cJSON_IsObject(cJSON_GetObjectItem(task, "bubble"))) {
+			const cJSON *bubble = cJSON_GetObjectItem(task, "bubble");
+
+			g->bubble_kind = str_of(bubble, "kind");
+			g->bubble_id = long_of(bubble, "id");
+		}
 		g->created_by_goid = -1;
 		if (cJSON_IsObject(created) && str_of(created, "function")) {
 			g->created_by = go_normalize_generics(str_of(created, "function"));
@@ -526,6 +533,17 @@ void go_fidelity_compare(const struct ws_go_traceback *tb,
 				kinds |= 1u << GO_MM_LOCKED;
 				sb_printf(&why, " locked to thread: Go %d, wallspy %d;",
 					  go->locked_to_thread, ws->locked_to_thread);
+			}
+			if (!go->bubble_kind != !ws->bubble_kind ||
+			    (go->bubble_kind &&
+			     (strcmp(go->bubble_kind, ws->bubble_kind) != 0 ||
+			      go->bubble_id != ws->bubble_id))) {
+				kinds |= 1u << GO_MM_BUBBLE;
+				sb_printf(&why, " bubble: Go \"%s %ld\", wallspy \"%s %ld\";",
+					  go->bubble_kind ? go->bubble_kind : "none",
+					  go->bubble_id,
+					  ws->bubble_kind ? ws->bubble_kind : "none",
+					  ws->bubble_id);
 			}
 			kinds |= compare_frames(go, ws, st, options, &why);
 			if (go->frames_elided)
