@@ -9,7 +9,8 @@
  * goroutines hidden unless asked for), goroutine labels, runtime
  * selection, every frame named, the running goroutine's stack; from 1.24
  * (its GOEXPERIMENT=synctest), the wait reasons and bubbles of goroutines
- * in a testing/synctest bubble. The oldest
+ * in a testing/synctest bubble; on 1.26, the goroutines of cgo callbacks
+ * from C threads (dead extra ones left out). The oldest
  * and newest release: the text dump's "created by", dump at 100k
  * goroutines. The no-DWARF error.
  * Recording (the seed's workloads, the pause at 10k goroutines) is in
@@ -405,6 +406,62 @@ static void check_synctest(const char *release)
 		check_synctest(release);                                    \
 	}
 WS_GO_SYNCTEST(SYNCTEST_TEST)
+
+/* ---- cgo callbacks: the runtime's extra Ms ---- */
+
+/*
+ * 1c. Goroutines of C threads' calls into Go (go_cgo_extra, cgo; 1.26,
+ * whose extra Ms' goroutines are _Gdeadextra between callbacks): wallspy's `dump --json` lists exactly the goroutines of Go's
+ * own runtime.Stack(all): the dead extra ones (the spare extra M's, and
+ * the one whose C thread returned and exited) in neither, the callback
+ * parked in Go (main.parkInCallback, [chan receive]) in both, with Go's
+ * frames.
+ */
+static void check_cgo_extra(const char *release)
+{
+	const char *dump_file = e2e_path(e2e_tmpdir(), "go-stacks.txt");
+	const char *args[] = { dump_file, NULL };
+	struct go_target t = start_go(release, "go_cgo_extra", args, 30000);
+	cJSON *root = dump_json(t.proc.pid, NULL, NULL);
+	struct ws_go_traceback *tb;
+	struct e2e_symtab st = e2e_symtab_load(t.path);
+	struct go_dump dump = go_dump_load(root);
+	const struct go_fidelity_options plain = { 0 };
+	struct go_fidelity r;
+	long callback = 0;
+
+	t.dump_path = dump_file;
+	tb = go_own_traceback(&t);
+	go_fidelity_compare(tb, &dump, &st, &plain, &r);
+	go_fidelity_log(&r, release);
+	for (size_t i = 0; i < tb->ngoroutines; i++)
+		if (tb->goroutines[i].nframes &&
+		    strcmp(tb->goroutines[i].frames[0].function,
+			   "main.parkInCallback") == 0)
+			callback = tb->goroutines[i].goid;
+	cr_expect_neq(callback, 0, "go %s: no main.parkInCallback in Go's traceback",
+		      release);
+	cr_expect_not_null(go_dump_find(&dump, callback),
+			   "go %s: the callback's goroutine %ld is not in wallspy's dump",
+			   release, callback);
+	cr_expect_eq(r.kinds[GO_MM_MISSING] + r.kinds[GO_MM_EXTRA], 0,
+		     "go %s: %zu goroutines missing, %zu extra", release,
+		     r.kinds[GO_MM_MISSING], r.kinds[GO_MM_EXTRA]);
+	cr_expect_eq(r.exact, r.parked, "go %s: %zu of %zu parked goroutines differ",
+		     release, r.parked - r.exact, r.parked);
+	go_dump_free(&dump);
+	e2e_symtab_free(&st);
+	ws_go_traceback_destroy(tb);
+	stop_go_healthy(&t);
+}
+
+#define CGO_TEST(id, release)                                               \
+	Test(e2e_go, cgo_extra_goroutines_go##id, .timeout = 120,           \
+	     .fini = e2e_cleanup)                                           \
+	{                                                                   \
+		check_cgo_extra(release);                                   \
+	}
+WS_GO_CGO(CGO_TEST)
 
 /* ---- "created by" in the text dump ---- */
 

@@ -243,11 +243,13 @@ bool go_state_is_parked(const char *go_state)
 }
 
 /* Go's traceback hides runtime functions but exported ones (showfuncinfo:
- * "runtime." and a lower-case letter). */
+ * "runtime." and a lower-case letter), and functions whose names have no
+ * '.' (no package: cgo's _cgoexp_ wrappers of exported functions). */
 static bool hidden_runtime_frame(const char *name)
 {
-	return strncmp(name, "runtime.", 8) == 0 &&
-	       !(name[8] >= 'A' && name[8] <= 'Z');
+	return !strchr(name, '.') ||
+	       (strncmp(name, "runtime.", 8) == 0 &&
+		!(name[8] >= 'A' && name[8] <= 'Z'));
 }
 
 /* Whether Go's traceback would have printed wallspy's frame. */
