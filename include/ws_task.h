@@ -60,6 +60,13 @@ struct ws_task {
 	uint64_t creator_id;
 	/* The task is bound to its OS thread (Go's runtime.LockOSThread). */
 	bool locked_to_thread;
+	/* The group of tasks the runtime runs it in, as the runtime names
+	 * it (NULL: none): Go's testing/synctest bubble, "synctest bubble"
+	 * and the bubble's id (Go >= 1.25), "synctest group" and its root
+	 * goroutine's id (1.24's GOEXPERIMENT=synctest), as Go's traceback
+	 * prints them. Static strings. */
+	const char *bubble_kind;
+	uint64_t bubble_id;
 	/* The task's labels (Go's runtime/pprof labels): key, value, key,
 	 * value, ... sorted by key, nlabels pairs; NULL if none, or not asked
 	 * for (ws_read_context.labels). Valid until the next list. */

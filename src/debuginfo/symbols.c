@@ -528,6 +528,13 @@ static struct ws_location *resolve(struct ws_symbols *symbols, uint64_t pc,
 	Dwarf_Addr bias;
 	const char *file = NULL;
 	Dwarf_Die *cudie = dwfl_module_addrdie(module, lookup_pc, &bias);
+	/* libdwfl 0.188 answers with the arange at or below the address
+	 * without checking its end: in a module whose aranges cover only
+	 * some CUs (a cgo binary: gcc's CUs have them, Go's none) an address
+	 * of Go code lands in the C CU before it. Such a CU does not hold
+	 * the address: the module index decides. */
+	if (cudie && dwarf_haspc(cudie, lookup_pc - bias) <= 0)
+		cudie = NULL;
 	if (cudie) {
 		Dwfl_Line *line = dwfl_module_getsrc(module, lookup_pc);
 		if (line)

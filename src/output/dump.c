@@ -89,7 +89,7 @@ static const struct ws_frame *creator_frame(const struct ws_tick_task *tt)
 }
 
 /* What a group shares: state, wait reason, being locked to a thread,
- * labels (as Go's debug=1 goroutine profile groups), error, frames,
+ * bubble, labels (as Go's debug=1 goroutine profile groups), error, frames,
  * creator. */
 static int compare_stacks(const struct ws_tick *tick,
 			  const struct ws_tick_task *a,
@@ -101,6 +101,10 @@ static int compare_stacks(const struct ws_tick *tick,
 		c = compare_strings(x->wait_reason, y->wait_reason);
 	if (!c)
 		c = (int)x->locked_to_thread - (int)y->locked_to_thread;
+	if (!c)
+		c = compare_strings(x->bubble_kind, y->bubble_kind);
+	if (!c)
+		c = compare_u64(x->bubble_id, y->bubble_id);
 	if (!c)
 		c = compare_labels(x, y);
 	if (!c)
@@ -207,8 +211,8 @@ static const struct ws_tick_task *group_task(const struct layout *l, size_t g,
 /* ---- text ---- */
 
 /* "[waiting: chan receive]"; a state the adapter does not know says
- * which: "[unknown state 12]"; ", locked to thread" as Go's traceback
- * says it. */
+ * which: "[unknown state 12]"; ", locked to thread" and ", synctest
+ * bubble 3" as Go's traceback says them. */
 static void write_state(FILE *f, const struct ws_task *t)
 {
 	fprintf(f, "[%s", ws_state_name(t->state));
@@ -217,6 +221,8 @@ static void write_state(FILE *f, const struct ws_task *t)
 			t->wait_reason);
 	if (t->locked_to_thread)
 		fputs(", locked to thread", f);
+	if (t->bubble_kind)
+		fprintf(f, ", %s %" PRIu64, t->bubble_kind, t->bubble_id);
 	fputc(']', f);
 }
 
@@ -514,6 +520,14 @@ static void write_state_json(FILE *f, const struct ws_tick_task *tt)
 		tt->not_started ? "true" : "false");
 	fprintf(f, ", \"locked_to_thread\": %s",
 		tt->task->locked_to_thread ? "true" : "false");
+	fputs(", \"bubble\": ", f);
+	if (tt->task->bubble_kind) {
+		fputs("{\"kind\": ", f);
+		ws_json_write_string(f, tt->task->bubble_kind);
+		fprintf(f, ", \"id\": %" PRIu64 "}", tt->task->bubble_id);
+	} else {
+		fputs("null", f);
+	}
 	fputs(", \"labels\": ", f);
 	if (tt->task->nlabels)
 		write_labels(f, tt->task);

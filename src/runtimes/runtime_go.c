@@ -9,7 +9,8 @@
  * runtime.g (the span of the fields used) with batched process_vm_readv.
  * Wait reasons come from the target's own runtime.waitReasonStrings, with
  * " (durable)" where Go's traceback adds it (a goroutine of a
- * testing/synctest bubble blocked on its bubble alone, Go >= 1.24). Where
+ * testing/synctest bubble blocked on its bubble alone, Go >= 1.25), and a
+ * goroutine's bubble is named as the traceback names it. Where
  * a goroutine's stack starts: parked or runnable from g.sched; in a syscall
  * from g.syscallpc/syscallsp (and syscallbp, Go >= 1.23); running from the
  * live registers of the thread whose tid is g.m.procid, unless that thread
@@ -118,6 +119,12 @@ struct go_state {
 	 * blocks a bubble's goroutine durably and the name does not say so
 	 * already; NULL elsewhere. */
 	char *durable_reasons[MAX_REASONS];
+	/* How Go's traceback names a goroutine's bubble (resolve_bubble):
+	 * "synctest bubble" or "synctest group", the path from the bubble to
+	 * the number it prints, and whether it adds " (durable)". */
+	const char *bubble_kind;
+	struct ws_dwpath bubble_id;
+	bool has_bubble_id, bubble_durable;
 	char *unknown_states[MAX_STATUS];    /* "state N", made when seen */
 	size_t nreasons;
 	/* Whether the finalizer goroutine runs user code: fingStatus's
@@ -201,6 +208,40 @@ static void optional_field(struct go_state *s, const struct ws_dwtype *gt,
 	optional_field((s), (t), (const char *const[]){__VA_ARGS__, NULL}, \
 		       (out), (has))
 
+/* The goroutine's testing/synctest bubble and how Go's traceback
+ * (goroutineheader) names it, decided by the field's name: g.bubble (Go >=
+ * 1.25), a *synctestBubble printed as ", synctest bubble " + its id, with
+ * " (durable)" after the wait reasons isIdleInSynctest marks; g.syncGroup
+ * (1.24, GOEXPERIMENT=synctest), a *synctestGroup printed as ", synctest
+ * group " + the goid of its root (synctest.Run's caller), and no
+ * " (durable)". A layout not understood costs the suffix only. */
+static void resolve_bubble(struct go_state *s, const struct ws_dwtype *gt)
+{
+	static const struct {
+		const char *field, *kind, *id_path;
+		bool durable;
+	} forms[] = {
+		{ "bubble", "synctest bubble", "id", true },
+		{ "syncGroup", "synctest group", "root->goid", false },
+	};
+	struct gfields *g = &s->g;
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]) &&
+			   !g->has_bubble; i++) {
+		OPTIONAL(s, gt, &g->bubble, &g->has_bubble, forms[i].field);
+		if (!g->has_bubble)
+			continue;
+		s->bubble_kind = forms[i].kind;
+		s->bubble_durable = forms[i].durable;
+		struct ws_dwtype bt;
+		struct ws_error *err = ws_dwtype_target(&g->bubble.type, &bt);
+		if (!err)
+			err = ws_dwtype_path(s->prog, &bt, forms[i].id_path,
+					     &s->bubble_id);
+		s->has_bubble_id = !err;
+		ws_error_destroy(err);
+	}
+}
+
 static struct ws_error *resolve_g(struct go_state *s)
 {
 	struct ws_dwtype gt;
@@ -264,9 +305,7 @@ static struct ws_error *resolve_g(struct go_state *s)
 	/* The cleanup goroutine runs user cleanups (Go >= 1.25). */
 	OPTIONAL(s, &gt, &g->running_cleanups, &g->has_running_cleanups,
 		 "runningCleanups.value", "runningCleanups");
-	/* The goroutine's testing/synctest bubble (Go >= 1.25; 1.24's
-	 * experiment calls it syncGroup). */
-	OPTIONAL(s, &gt, &g->bubble, &g->has_bubble, "bubble", "syncGroup");
+	resolve_bubble(s, &gt);
 
 	struct ws_dwtype mt;
 	if ((err = ws_dwtype_find_type(s->prog, NULL, "runtime.m", &mt)))
@@ -730,6 +769,23 @@ static void start_syscall(struct go_state *s, struct ws_target *target,
 		task->wait_reason = ws_syscall_name(nr);
 }
 
+/* The bubble's number as Go's traceback prints it (one read, two for
+ * 1.24's root goroutine); unreadable: none shown. */
+static void read_bubble(struct go_state *s, uint64_t bubble,
+			struct ws_task *task)
+{
+	uint64_t id;
+	if (!s->has_bubble_id)
+		return;
+	struct ws_error *err = ws_dwtype_path_uint(s->prog, &s->bubble_id,
+						   bubble, NULL, 0, &id);
+	if (!err) {
+		task->bubble_kind = s->bubble_kind;
+		task->bubble_id = id;
+	}
+	ws_error_destroy(err);
+}
+
 static const char *unknown_state(struct go_state *s, uint64_t status)
 {
 	if (status >= MAX_STATUS)
@@ -794,6 +850,9 @@ static bool decode_g(struct go_state *s, struct ws_target *target,
 	uint64_t sp = G(s, gw, sched_sp);
 	uint64_t bp = G(s, gw, sched_bp);
 	uint64_t reason = G(s, gw, waitreason);
+	uint64_t bubble = s->g.has_bubble ? G(s, gw, bubble) : 0;
+	if (bubble)
+		read_bubble(s, bubble, task);
 	switch (kind) {
 	case GK_RUNNING:
 		task->state = WS_STATE_RUNNING;
@@ -809,8 +868,8 @@ static bool decode_g(struct go_state *s, struct ws_target *target,
 			task->wait_reason = kind == GK_LEAKED
 				? s->leaked_reasons[reason] : s->reasons[reason];
 		if (kind == GK_WAITING && reason < s->nreasons &&
-		    s->durable_reasons[reason] && s->g.has_bubble &&
-		    G(s, gw, bubble) != 0)
+		    s->durable_reasons[reason] && s->bubble_durable &&
+		    bubble)
 			task->wait_reason = s->durable_reasons[reason];
 		set_saved(task, pc, sp, bp);
 		break;

@@ -324,7 +324,9 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 /* Cuts the frames outside the runtime's root function (the scheduler's);
- * returns the number kept. */
+ * returns the number kept. The root keeps its own address (the return
+ * address the runtime planted: Go's goexit + 1, as its traceback prints
+ * it), named as the root frame is for every task. */
 static size_t cut_at_root(struct ws_sampler *s, struct ws_frame *frames,
 			  size_t n, bool *found)
 {
@@ -336,7 +338,11 @@ static size_t cut_at_root(struct ws_sampler *s, struct ws_frame *frames,
 	for (size_t k = 0; k < n; k++) {
 		if (frames[k].function && strcmp(frames[k].function, root) == 0 &&
 		    (!file || (frames[k].file && ends_with(frames[k].file, file)))) {
+			uint64_t address = frames[k].address;
+			uint64_t module_offset = frames[k].module_offset;
 			frames[k] = s->root_frame;
+			frames[k].address = address;
+			frames[k].module_offset = module_offset;
 			*found = true;
 			return k + 1;
 		}

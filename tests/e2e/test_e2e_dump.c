@@ -78,8 +78,9 @@ static void check_task_shape(const cJSON *task)
 {
 	static const char *const keys[] = { "id", "name", "thread", "state",
 					    "wait_reason", "error", "not_started",
-					    "locked_to_thread", "labels",
-					    "frames", "created_by", NULL };
+					    "locked_to_thread", "bubble",
+					    "labels", "frames", "created_by",
+					    NULL };
 	const cJSON *frames = cJSON_GetObjectItem(task, "frames");
 	const cJSON *frame;
 	const cJSON *labels = cJSON_GetObjectItem(task, "labels");
@@ -95,6 +96,8 @@ static void check_task_shape(const cJSON *task)
 	cr_assert(is_null_or(cJSON_GetObjectItem(task, "error"), cJSON_IsString));
 	cr_assert(cJSON_IsBool(cJSON_GetObjectItem(task, "not_started")));
 	cr_assert(cJSON_IsBool(cJSON_GetObjectItem(task, "locked_to_thread")));
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(task, "bubble")) ||
+		  cJSON_IsObject(cJSON_GetObjectItem(task, "bubble")));
 	cr_assert(cJSON_IsNull(labels) || cJSON_IsObject(labels));
 	if (cJSON_IsObject(labels))
 		cJSON_ArrayForEach(label, labels)

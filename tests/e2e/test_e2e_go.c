@@ -7,8 +7,10 @@
  * fidelity for every goroutine (goids, frames, lines, return addresses,
  * wait reasons, "locked to thread", "created by"; the runtime's own
  * goroutines hidden unless asked for), goroutine labels, runtime
- * selection, every frame named, the running goroutine's stack; from 1.25,
- * the wait reasons of goroutines in a testing/synctest bubble. The oldest
+ * selection, every frame named, the running goroutine's stack; from 1.24
+ * (its GOEXPERIMENT=synctest), the wait reasons and bubbles of goroutines
+ * in a testing/synctest bubble; on 1.26, the goroutines of cgo callbacks
+ * from C threads (dead extra ones left out). The oldest
  * and newest release: the text dump's "created by", dump at 100k
  * goroutines. The no-DWARF error.
  * Recording (the seed's workloads, the pause at 10k goroutines) is in
@@ -285,14 +287,16 @@ WS_GO_RELEASES(FIDELITY_TEST)
 
 /* ---- testing/synctest bubbles ---- */
 
-/* go_synctest.go's table: the states Go prints for its goroutines (Go's
- * waitReasonStrings of runtime/runtime2.go, 1.25 and 1.26, and the
- * " (durable)" runtime/traceback.go adds) and how many park in each by
- * construction. */
-static const struct {
+/* A synctest fixture's table: the states Go prints for its goroutines and
+ * how many park in each by construction. */
+struct synctest_state {
 	const char *state;
 	size_t copies;
-} synctest_states[] = {
+};
+
+/* go_synctest.go's (Go's waitReasonStrings of runtime/runtime2.go, 1.25
+ * and 1.26, and the " (durable)" runtime/traceback.go adds). */
+static const struct synctest_state synctest_states[] = {
 	/* Two main.parkDurableRecv and testing/synctest's own goroutine
 	 * (testingSynctestTest, started by synctest.Test), which starts the
 	 * one running the bubble's function and waits for it. */
@@ -302,48 +306,88 @@ static const struct {
 	{ "sync.WaitGroup.Wait (durable)", 2 },
 	{ "synctest.Wait (durable)", 1 },
 	{ "synctest.Run (durable)", 1 },
+	{ NULL, 0 },
+};
+
+/* go_synctest_run.go's, for Go 1.24 (GOEXPERIMENT=synctest): its own
+ * names, no " (durable)", and a WaitGroup that knows no bubbles. */
+static const struct synctest_state synctest_run_states[] = {
+	{ "chan receive (synctest)", 2 },
+	{ "chan send (synctest)", 2 },
+	{ "select (synctest)", 2 },
+	{ "sync.WaitGroup.Wait", 2 },
+	{ "synctest.Wait", 1 },
+	{ "synctest.Run", 1 },
+	{ NULL, 0 },
 };
 
 /*
  * 1b. Goroutines in a testing/synctest bubble, on the releases that have
- * it (1.25 on): wallspy's `dump --json` of go_synctest against its own
+ * it (1.25 on: go_synctest; 1.24 with GOEXPERIMENT=synctest:
+ * go_synctest_run): wallspy's `dump --json` against the fixture's own
  * runtime.Stack(all), compared as in 1. (every goroutine, every parked one
- * exactly), and the bubble's wait reasons spelled as Go prints them: each
- * of the table's brackets on as many goroutines in Go's traceback and in
- * wallspy's dump.
+ * exactly, its bubble's ", synctest bubble N" or ", synctest group N"
+ * too), and the bubble's wait reasons spelled as Go prints them: each of
+ * the table's brackets on as many goroutines in Go's traceback and in
+ * wallspy's dump; and every goroutine the fixture starts in its bubble is
+ * in one, in Go's traceback as in wallspy's.
  */
 static void check_synctest(const char *release)
 {
+	/* Only 1.24 has the experiment's API (synctest.Run) and not 1.25's. */
+	bool run_api = strcmp(release, "1.24") == 0;
+	const struct synctest_state *states = run_api ? synctest_run_states
+						      : synctest_states;
 	const char *dump_file = e2e_path(e2e_tmpdir(), "go-stacks.txt");
 	const char *args[] = { dump_file, NULL };
-	struct go_target t = start_go(release, "go_synctest", args, 30000);
+	struct go_target t = start_go(release, run_api ? "go_synctest_run"
+						       : "go_synctest",
+				      args, 30000);
 	cJSON *root = dump_json(t.proc.pid, NULL, NULL);
 	struct ws_go_traceback *tb;
 	struct e2e_symtab st = e2e_symtab_load(t.path);
 	struct go_dump dump = go_dump_load(root);
 	const struct go_fidelity_options plain = { 0 };
 	struct go_fidelity r;
+	size_t in_bubble = 0, ws_in_bubble = 0, table = 0;
 
 	t.dump_path = dump_file;
 	tb = go_own_traceback(&t);
 	go_fidelity_compare(tb, &dump, &st, &plain, &r);
 	go_fidelity_log(&r, release);
-	for (size_t k = 0; k < sizeof(synctest_states) / sizeof(*synctest_states); k++) {
+	for (size_t k = 0; states[k].state; k++) {
 		size_t in_go = 0, in_ws = 0;
 
+		table += states[k].copies;
 		for (size_t i = 0; i < tb->ngoroutines; i++)
-			in_go += strcmp(tb->goroutines[i].state, synctest_states[k].state) == 0;
+			in_go += strcmp(tb->goroutines[i].state, states[k].state) == 0;
 		for (size_t i = 0; i < dump.n; i++)
 			in_ws += dump.goroutines[i].wait_reason &&
 				 strcmp(dump.goroutines[i].wait_reason,
-					synctest_states[k].state) == 0;
-		cr_expect_eq(in_go, synctest_states[k].copies, "go %s: Go prints "
+					states[k].state) == 0;
+		cr_expect_eq(in_go, states[k].copies, "go %s: Go prints "
 			     "[%s] on %zu goroutines, the fixture parks %zu", release,
-			     synctest_states[k].state, in_go, synctest_states[k].copies);
-		cr_expect_eq(in_ws, synctest_states[k].copies, "go %s: wallspy says "
+			     states[k].state, in_go, states[k].copies);
+		cr_expect_eq(in_ws, states[k].copies, "go %s: wallspy says "
 			     "\"%s\" of %zu goroutines, the fixture parks %zu", release,
-			     synctest_states[k].state, in_ws, synctest_states[k].copies);
+			     states[k].state, in_ws, states[k].copies);
 	}
+	/* The table's goroutines, the outside receiver and (1.25 on)
+	 * testing's own are in the bubble: one bubble, so one kind and
+	 * number. */
+	for (size_t i = 0; i < tb->ngoroutines; i++)
+		in_bubble += tb->goroutines[i].bubble_kind != NULL;
+	for (size_t i = 0; i < dump.n; i++)
+		ws_in_bubble += dump.goroutines[i].bubble_kind &&
+				strcmp(dump.goroutines[i].bubble_kind,
+				       run_api ? "synctest group"
+					       : "synctest bubble") == 0;
+	cr_expect_eq(in_bubble, table + 1, "go %s: Go prints %zu goroutines "
+		     "in a bubble, the fixture starts %zu", release, in_bubble,
+		     table + 1);
+	cr_expect_eq(ws_in_bubble, table + 1, "go %s: wallspy shows %zu "
+		     "goroutines in a bubble, the fixture starts %zu", release,
+		     ws_in_bubble, table + 1);
 	cr_expect_eq(r.kinds[GO_MM_MISSING] + r.kinds[GO_MM_EXTRA], 0,
 		     "%zu goroutines missing, %zu extra", r.kinds[GO_MM_MISSING],
 		     r.kinds[GO_MM_EXTRA]);
@@ -362,6 +406,62 @@ static void check_synctest(const char *release)
 		check_synctest(release);                                    \
 	}
 WS_GO_SYNCTEST(SYNCTEST_TEST)
+
+/* ---- cgo callbacks: the runtime's extra Ms ---- */
+
+/*
+ * 1c. Goroutines of C threads' calls into Go (go_cgo_extra, cgo; 1.26,
+ * whose extra Ms' goroutines are _Gdeadextra between callbacks): wallspy's `dump --json` lists exactly the goroutines of Go's
+ * own runtime.Stack(all): the dead extra ones (the spare extra M's, and
+ * the one whose C thread returned and exited) in neither, the callback
+ * parked in Go (main.parkInCallback, [chan receive]) in both, with Go's
+ * frames.
+ */
+static void check_cgo_extra(const char *release)
+{
+	const char *dump_file = e2e_path(e2e_tmpdir(), "go-stacks.txt");
+	const char *args[] = { dump_file, NULL };
+	struct go_target t = start_go(release, "go_cgo_extra", args, 30000);
+	cJSON *root = dump_json(t.proc.pid, NULL, NULL);
+	struct ws_go_traceback *tb;
+	struct e2e_symtab st = e2e_symtab_load(t.path);
+	struct go_dump dump = go_dump_load(root);
+	const struct go_fidelity_options plain = { 0 };
+	struct go_fidelity r;
+	long callback = 0;
+
+	t.dump_path = dump_file;
+	tb = go_own_traceback(&t);
+	go_fidelity_compare(tb, &dump, &st, &plain, &r);
+	go_fidelity_log(&r, release);
+	for (size_t i = 0; i < tb->ngoroutines; i++)
+		if (tb->goroutines[i].nframes &&
+		    strcmp(tb->goroutines[i].frames[0].function,
+			   "main.parkInCallback") == 0)
+			callback = tb->goroutines[i].goid;
+	cr_expect_neq(callback, 0, "go %s: no main.parkInCallback in Go's traceback",
+		      release);
+	cr_expect_not_null(go_dump_find(&dump, callback),
+			   "go %s: the callback's goroutine %ld is not in wallspy's dump",
+			   release, callback);
+	cr_expect_eq(r.kinds[GO_MM_MISSING] + r.kinds[GO_MM_EXTRA], 0,
+		     "go %s: %zu goroutines missing, %zu extra", release,
+		     r.kinds[GO_MM_MISSING], r.kinds[GO_MM_EXTRA]);
+	cr_expect_eq(r.exact, r.parked, "go %s: %zu of %zu parked goroutines differ",
+		     release, r.parked - r.exact, r.parked);
+	go_dump_free(&dump);
+	e2e_symtab_free(&st);
+	ws_go_traceback_destroy(tb);
+	stop_go_healthy(&t);
+}
+
+#define CGO_TEST(id, release)                                               \
+	Test(e2e_go, cgo_extra_goroutines_go##id, .timeout = 120,           \
+	     .fini = e2e_cleanup)                                           \
+	{                                                                   \
+		check_cgo_extra(release);                                   \
+	}
+WS_GO_CGO(CGO_TEST)
 
 /* ---- "created by" in the text dump ---- */
 

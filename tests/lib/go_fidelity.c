@@ -24,7 +24,8 @@ enum {
 
 static const char *const mismatch_names[GO_MM_KINDS] = {
 	"goroutine missing from wallspy", "goroutine only in wallspy",
-	"state/wait reason", "locked to thread", "frames", "file:line",
+	"state/wait reason", "locked to thread", "synctest bubble", "frames",
+	"file:line",
 	"inlined marker", "return address", "unexplained extra frame",
 	"elided frame count", "created by",
 };
@@ -91,6 +92,12 @@ struct go_dump go_dump_load(const cJSON *root)
 		g->error = str_of(task, "error");
 		g->locked_to_thread =
 			cJSON_IsTrue(cJSON_GetObjectItem(task, "locked_to_thread"));
+		if (cJSON_IsObject(cJSON_GetObjectItem(task, "bubble"))) {
+			const cJSON *bubble = cJSON_GetObjectItem(task, "bubble");
+
+			g->bubble_kind = str_of(bubble, "kind");
+			g->bubble_id = long_of(bubble, "id");
+		}
 		g->created_by_goid = -1;
 		if (cJSON_IsObject(created) && str_of(created, "function")) {
 			g->created_by = go_normalize_generics(str_of(created, "function"));
@@ -236,11 +243,13 @@ bool go_state_is_parked(const char *go_state)
 }
 
 /* Go's traceback hides runtime functions but exported ones (showfuncinfo:
- * "runtime." and a lower-case letter). */
+ * "runtime." and a lower-case letter), and functions whose names have no
+ * '.' (no package: cgo's _cgoexp_ wrappers of exported functions). */
 static bool hidden_runtime_frame(const char *name)
 {
-	return strncmp(name, "runtime.", 8) == 0 &&
-	       !(name[8] >= 'A' && name[8] <= 'Z');
+	return !strchr(name, '.') ||
+	       (strncmp(name, "runtime.", 8) == 0 &&
+		!(name[8] >= 'A' && name[8] <= 'Z'));
 }
 
 /* Whether Go's traceback would have printed wallspy's frame. */
@@ -433,14 +442,11 @@ static unsigned compare_frames(const struct ws_go_goroutine *go_printed,
 				  gf->inlined, wf->inlined);
 		}
 		/* Go prints +0x(pc - entry) with pc the return address (frame
-		 * pc, not pc-1); wallspy's address is that pc. */
-		/* Known discrepancy, open: for the outermost frame wallspy
-		 * reports runtime.goexit's entry, Go prints entry+1 (the
-		 * return address newproc plants, goexit + PCQuantum). Go
-		 * shows goexit only at GOTRACEBACK=system and in crash dumps
-		 * (test_e2e_goserver), so only there is it exempt. */
-		bool goexit = strcmp(gf->function, "runtime.goexit") == 0;
-		if (gf->has_pc_offset && !wf->inlined && wf->raw_name && !goexit &&
+		 * pc, not pc-1); wallspy's address is that pc, for every
+		 * frame (runtime.goexit's too: entry + 1, the return address
+		 * newproc plants, shown at GOTRACEBACK=system and in crash
+		 * dumps, test_e2e_goserver). */
+		if (gf->has_pc_offset && !wf->inlined && wf->raw_name &&
 		    symtab_entry(st, wf->raw_name, &entry) &&
 		    wf->address - entry != gf->pc_offset) {
 			kinds |= 1u << GO_MM_PC;
@@ -529,6 +535,17 @@ void go_fidelity_compare(const struct ws_go_traceback *tb,
 				kinds |= 1u << GO_MM_LOCKED;
 				sb_printf(&why, " locked to thread: Go %d, wallspy %d;",
 					  go->locked_to_thread, ws->locked_to_thread);
+			}
+			if (!go->bubble_kind != !ws->bubble_kind ||
+			    (go->bubble_kind &&
+			     (strcmp(go->bubble_kind, ws->bubble_kind) != 0 ||
+			      go->bubble_id != ws->bubble_id))) {
+				kinds |= 1u << GO_MM_BUBBLE;
+				sb_printf(&why, " bubble: Go \"%s %ld\", wallspy \"%s %ld\";",
+					  go->bubble_kind ? go->bubble_kind : "none",
+					  go->bubble_id,
+					  ws->bubble_kind ? ws->bubble_kind : "none",
+					  ws->bubble_id);
 			}
 			kinds |= compare_frames(go, ws, st, options, &why);
 			if (go->frames_elided)

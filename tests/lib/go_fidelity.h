@@ -36,6 +36,10 @@ struct go_dump_goroutine {
 	const char *wait_reason;
 	const char *error;
 	bool locked_to_thread;
+	/* "bubble": its "kind" ("synctest bubble", "synctest group") and
+	 * "id"; NULL, 0: none. */
+	const char *bubble_kind;
+	long bubble_id;
 	/* "created_by" (NULL function: none). */
 	char *created_by;     /* generics normalized */
 	const char *created_by_file;
@@ -67,6 +71,7 @@ enum go_mismatch {
 	GO_MM_EXTRA,         /* goroutine only wallspy listed */
 	GO_MM_STATE,         /* wait reason / status */
 	GO_MM_LOCKED,        /* "locked to thread" */
+	GO_MM_BUBBLE,        /* ", synctest bubble N" (", synctest group N") */
 	GO_MM_FRAMES,        /* a Go frame missing or out of order */
 	GO_MM_LINE,          /* same functions, a file:line differs */
 	GO_MM_INLINED,       /* inlined marker */
@@ -106,7 +111,8 @@ struct go_fidelity_options {
  *    prints it, Go >= 1.21);
  *  - for every parked one (Go's state neither running nor runnable): the
  *    state (Go's bracket is the wait reason of a waiting goroutine, else
- *    the status, "syscall"), "locked to thread", and the frames: Go's
+ *    the status, "syscall"), "locked to thread", the synctest bubble
+ *    (its kind and number, ", synctest bubble N"), and the frames: Go's
  *    frames appear in wallspy's, in order, with the same function, file:
  *    line, inlined marker and return address (the function's .symtab
  *    entry in st + Go's "+0x" offset); every wallspy frame Go did not

@@ -83,7 +83,8 @@ static struct ws_go_goroutine *current(struct parser *p)
 
 /*
  * Splits the bracket of a header into state and flags. Go prints
- * "STATUS[ (scan)][, N minutes][, locked to thread][, synctest bubble N]";
+ * "STATUS[ (scan)][, N minutes][, locked to thread][, synctest bubble N]"
+ * (1.24: "synctest group N");
  * strip from the end so a state that itself contains ", " is left whole.
  */
 static struct ws_error *parse_state_text(struct ws_go_goroutine *g,
@@ -92,14 +93,24 @@ static struct ws_error *parse_state_text(struct ws_go_goroutine *g,
 	struct ws_error *err = copy_string(s, len, &g->raw_state);
 	if (err)
 		return err;
-	/* ", synctest bubble N" (Go >= 1.25: the goroutine's bubble). */
+	/* ", synctest bubble N" (Go >= 1.25: the bubble's id) or ",
+	 * synctest group N" (1.24's experiment: its root goroutine). */
+	static const char *const bubble_kinds[] = {
+		"synctest bubble", "synctest group",
+	};
 	size_t digits = len;
 	while (digits > 0 && s[digits - 1] >= '0' && s[digits - 1] <= '9')
 		digits--;
-	if (digits < len && digits >= strlen(", synctest bubble ") &&
-	    ends_with(s, digits, ", synctest bubble ")) {
-		g->synctest_bubble = parse_decimal(s + digits, len - digits);
-		len = digits - strlen(", synctest bubble ");
+	for (size_t k = 0; digits < len && k < 2; k++) {
+		size_t kind_len = strlen(bubble_kinds[k]);
+		if (digits < kind_len + 3 || s[digits - 1] != ' ' ||
+		    !ends_with(s, digits - 1, bubble_kinds[k]) ||
+		    !ends_with(s, digits - 1 - kind_len, ", "))
+			continue;
+		g->bubble_kind = bubble_kinds[k];
+		g->bubble_id = parse_decimal(s + digits, len - digits);
+		len = digits - 1 - kind_len - 2;
+		break;
 	}
 	if (ends_with(s, len, ", locked to thread")) {
 		g->locked_to_thread = true;

@@ -41,13 +41,18 @@ struct ws_go_goroutine {
 	                         "chan receive, 10 minutes, locked to thread" */
 	char *state;          /* raw_state without the " (scan)", ", N minutes",
 	                         ", locked to thread" and ", synctest bubble N"
+	                         (", synctest group N")
 	                         suffixes: the wait reason
 	                         ("chan receive", "semacquire", "IO wait", ...) or
 	                         the status ("running", "runnable", "syscall") */
 	int wait_minutes;     /* the ", N minutes" suffix; 0 when absent */
 	bool locked_to_thread;
 	bool scan;            /* " (scan)": GC was scanning its stack */
-	long synctest_bubble; /* ", synctest bubble N" (Go >= 1.25); 0: none */
+	/* ", synctest bubble N" (Go >= 1.25) or ", synctest group N" (1.24,
+	 * GOEXPERIMENT=synctest): "synctest bubble" or "synctest group" (a
+	 * static string) and N; NULL, 0: none. */
+	const char *bubble_kind;
+	long bubble_id;
 	struct ws_go_frame *frames;  /* innermost first, as printed */
 	size_t nframes;
 	bool frames_elided;   /* "...additional frames elided..." (Go 1.19 and

@@ -720,11 +720,49 @@ Test(go_traceback, snippet_synctest_bubble)
 	const struct ws_go_goroutine *g = &tb->goroutines[0];
 	cr_assert_str_eq(g->state, "synctest.Wait (durable)");
 	cr_assert_eq(g->wait_minutes, 22);
-	cr_assert_eq(g->synctest_bubble, 1);
+	cr_assert_str_eq(g->bubble_kind, "synctest bubble");
+	cr_assert_eq(g->bubble_id, 1);
 	g = &tb->goroutines[1];
 	cr_assert_str_eq(g->state, "chan receive (durable)");
 	cr_assert(g->locked_to_thread);
-	cr_assert_eq(g->synctest_bubble, 12);
+	cr_assert_str_eq(g->bubble_kind, "synctest bubble");
+	cr_assert_eq(g->bubble_id, 12);
 	cr_assert_eq(g->nframes, 1);
+	ws_go_traceback_destroy(tb);
+}
+
+/* Go 1.24 (GOEXPERIMENT=synctest): the group is named by its root
+ * goroutine, and no " (durable)" (runtime/traceback.go at go1.24.13). */
+static const char group_snippet[] =
+	"goroutine 7 [chan receive (synctest), synctest group 6]:\n"
+	"main.parkDurableRecv(0x0?)\n"
+	"\t/src/go_synctest.go:62 +0x1a\n"
+	"\n"
+	"goroutine 6 [synctest.Run, 3 minutes, locked to thread, synctest group 6]:\n"
+	"main.bubbleRoot()\n"
+	"\t/src/go_synctest.go:80 +0x1a\n"
+	"\n"
+	"goroutine 8 [chan receive, synctest group]:\n"
+	"main.f()\n"
+	"\t/src/f.go:1 +0x1a\n";
+
+Test(go_traceback, snippet_synctest_group)
+{
+	struct ws_go_traceback *tb = parse_ok(group_snippet);
+	cr_assert_eq(tb->ngoroutines, 3);
+
+	const struct ws_go_goroutine *g = &tb->goroutines[0];
+	cr_assert_str_eq(g->state, "chan receive (synctest)");
+	cr_assert_str_eq(g->bubble_kind, "synctest group");
+	cr_assert_eq(g->bubble_id, 6);
+	g = &tb->goroutines[1];
+	cr_assert_str_eq(g->state, "synctest.Run");
+	cr_assert_eq(g->wait_minutes, 3);
+	cr_assert(g->locked_to_thread);
+	cr_assert_eq(g->bubble_id, 6);
+	/* No number: not a bubble suffix, a state that says so. */
+	g = &tb->goroutines[2];
+	cr_assert_str_eq(g->state, "chan receive, synctest group");
+	cr_assert_null(g->bubble_kind);
 	ws_go_traceback_destroy(tb);
 }
