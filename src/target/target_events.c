@@ -153,6 +153,7 @@ static void free_one(struct ws_target *t)
 {
 	if (t->count_fd >= 0)
 		close(t->count_fd);
+	free(t->tick_tids);
 	free(t->threads);
 	free(t->tid_index);
 	free(t);
