@@ -20,11 +20,6 @@ const char *ws_syscall_name(long nr);
  * kernel leaves while it interrupts a blocking call. *nr gets the number. */
 bool ws_syscall_blocked(const struct user_regs_struct *regs, long *nr);
 
-/* The system call thread `tid` of process `pid` is blocked in, from
- * /proc/PID/task/TID/syscall, without stopping it (the caller must be
- * allowed to trace it). False when it is running, or on any error. One
- * open and read (~5 us). */
-bool ws_syscall_of_thread(pid_t pid, pid_t tid, long *nr);
 /* The number of restart_syscall, which the kernel puts in place of a sleep
  * (nanosleep, clock_nanosleep, poll, a timed futex) that a ptrace stop
  * interrupted: from the second stop on, orig_rax says 219, not the call. */
@@ -53,7 +48,10 @@ long ws_syscall_current(pid_t tid, const struct user_regs_struct *regs,
  * /proc/PID/task/TID/syscall (its pc too: the last field): the real call
  * behind restart_syscall the same way, with the same memory (a thread
  * sampled now stopped, now from /proc, keeps one). -1 when it runs or is
- * in no call (the memory forgets), or on any error (it stays). */
+ * in no call (the memory forgets), or on any error (it stays). The caller
+ * must be allowed to trace the thread; a fresh (zeroed) memory gives the
+ * kernel's own word. One open and read (~5 us), plus ws_syscall_current's
+ * code read for a restarted call not remembered. */
 long ws_syscall_current_of_thread(pid_t pid, pid_t tid,
 				  struct ws_syscall_memory *memory);
 

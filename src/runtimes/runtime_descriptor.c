@@ -9,10 +9,10 @@
  * again for live ticks, and creates the adapter. Memory is read only
  * through a ws_memory_reader (batched with process_vm_readv for a real
  * process), so all of it runs, and is tested, over an in-memory image.
+ * Task names and wait-reason strings are runtime_descriptor_strings.c's.
  */
 #include "ws_runtime_descriptor.h"
 
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +23,7 @@
 #include "ws_grow.h"
 #include "ws_hash.h"
 #include "ws_maps.h"
+#include "ws_procstat.h"
 #include "ws_remote_memory.h"
 #include "ws_symbols.h"
 #include "ws_target.h"
@@ -59,19 +60,19 @@ bool desc_readable(struct state *s, uint64_t address)
 }
 
 /* A path's value in the task at `address`, whose copy is `tb`. */
-static struct ws_error *get(struct state *s, const struct ws_dwpath *path,
-			    uint64_t address, const uint8_t *tb, uint64_t *ret)
+struct ws_error *desc_task_uint(struct state *s, const struct ws_dwpath *path,
+				uint64_t address, const uint8_t *tb, uint64_t *ret)
 {
 	return ws_dwtype_path_uint(s->prog, path, address, tb,
 				   (size_t)s->d.task_size, ret);
 }
 
-/* get(), for a member whose absence is no failure: false when it cannot
+/* desc_task_uint(), for a member whose absence is no failure: false when it cannot
  * be read. */
 static bool try_get(struct state *s, const struct ws_dwpath *path,
 		    uint64_t address, const uint8_t *tb, uint64_t *ret)
 {
-	struct ws_error *err = get(s, path, address, tb, ret);
+	struct ws_error *err = desc_task_uint(s, path, address, tb, ret);
 	ws_error_destroy(err);
 	return err == NULL;
 }
@@ -113,188 +114,6 @@ void desc_warn_once(struct state *s, enum warning kind, const char *fmt, ...)
 	else
 		fprintf(stderr, "wallspy: warning: runtime descriptor %s: %s\n",
 			s->d.source, msg);
-}
-
-/* ---- per tick: strings, the visited set ---- */
-
-static void arena_reset(struct arena *a)
-{
-	a->current = 0;
-	a->used = 0;
-}
-
-static const char *keep_string(struct state *s, const char *text, size_t len)
-{
-	struct arena *a = &s->strings;
-	if (len >= ARENA_BLOCK)
-		len = ARENA_BLOCK - 1;
-	if (a->nblocks && a->used + len + 1 > ARENA_BLOCK) {
-		a->current++;
-		a->used = 0;
-	}
-	if (a->current >= a->nblocks) {
-		char *block = malloc(ARENA_BLOCK);
-		if (!block || !ws_grow((void **)&a->block, &a->capacity,
-				       a->nblocks + 1, sizeof(*a->block))) {
-			free(block);
-			return NULL;
-		}
-		a->block[a->nblocks++] = block;
-		a->current = a->nblocks - 1;
-		a->used = 0;
-	}
-	char *out = a->block[a->current] + a->used;
-	memcpy(out, text, len);
-	out[len] = '\0';
-	a->used += len + 1;
-	return out;
-}
-
-/* ---- strings from the target ---- */
-
-static const char *cache_find(struct state *s, uint64_t address)
-{
-	for (size_t i = 0; i < s->cache_n; i++)
-		if (s->cache[i].address == address)
-			return s->cache[i].text;
-	return NULL;
-}
-
-static const char *cache_add(struct state *s, uint64_t address,
-			     const char *text, size_t len)
-{
-	if (!ws_grow((void **)&s->cache, &s->cache_capacity, s->cache_n + 1,
-		     sizeof(*s->cache)))
-		return NULL;
-	char *copy = strndup(text, len);
-	if (!copy)
-		return NULL;
-	s->cache[s->cache_n].address = address;
-	s->cache[s->cache_n].text = copy;
-	s->cache_n++;
-	return copy;
-}
-
-static void cache_trim(struct state *s)
-{
-	if (s->cache_n <= CACHE_MAX)
-		return;
-	for (size_t i = 0; i < s->cache_n; i++)
-		free(s->cache[i].text);
-	s->cache_n = 0;
-}
-
-/* A NUL-terminated string at `address` (up to TEXT_MAX - 1 bytes). */
-static const char *target_cstring(struct state *s, uint64_t address)
-{
-	if (!address)
-		return NULL;
-	const char *hit = cache_find(s, address);
-	if (hit)
-		return hit;
-	char text[TEXT_MAX];
-	struct ws_remote_range r = {.address = address, .buf = text,
-				    .size = sizeof(text) - 1};
-	/* Up to a NUL in one read; a string near the end of a mapping
-	 * reads short. */
-	desc_mem_readv(s, &r, 1);
-	if (r.done == 0) {
-		r.size = 8;
-		desc_mem_readv(s, &r, 1);
-	}
-	return cache_add(s, address, text, strnlen(text, r.done));
-}
-
-/* A length-prefixed string object at `address` (Crystal's String). */
-static const char *target_prefixed(struct state *s, uint64_t address)
-{
-	if (!address)
-		return NULL;
-	const char *hit = cache_find(s, address);
-	if (hit)
-		return hit;
-	const struct ws_dwfield *lf = ws_dwpath_last(&s->d.name_length);
-	uint8_t lb[16];
-	uint64_t len;
-	struct ws_error *err = lf->size <= sizeof(lb) ? desc_mem_read(s, address + lf->offset, lb, (size_t)lf->size)
-						      : &ws_error_nomem;
-	struct ws_dwfield at = *lf;
-	at.offset = 0;
-	if (!err)
-		err = ws_dwtype_field_uint(&at, lb, (size_t)lf->size, &len);
-	if (err) {
-		ws_error_destroy(err);
-		return NULL;
-	}
-	char text[TEXT_MAX];
-	size_t n = len < sizeof(text) ? (size_t)len : sizeof(text) - 1;
-	struct ws_remote_range r = {
-		.address = address + ws_dwpath_last(&s->d.name_bytes)->offset,
-		.buf = text, .size = n,
-	};
-	if (n)
-		desc_mem_readv(s, &r, 1);
-	return cache_add(s, address, text, r.done);
-}
-
-/* A char array or char pointer member `path` of the task. */
-static const char *task_string(struct state *s, const struct ws_dwpath *path,
-			       uint64_t address, const uint8_t *tb)
-{
-	const struct ws_dwfield *f = ws_dwpath_last(path);
-	uint64_t v;
-	if (f->kind == WS_DWTYPE_ARRAY) {
-		size_t n = f->size < TEXT_MAX - 1 ? (size_t)f->size : TEXT_MAX - 1;
-		if (path->nhops == 1) {
-			const char *raw = (const char *)tb + f->offset;
-			return keep_string(s, raw, strnlen(raw, n));
-		}
-		char text[TEXT_MAX];
-		uint64_t at;
-		struct ws_error *err = ws_dwtype_path_locate(s->prog, path,
-							     address, tb,
-							     (size_t)s->d.task_size,
-							     &at);
-		if (!err)
-			err = desc_mem_read(s, at, text, n);
-		if (err) {
-			ws_error_destroy(err);
-			return NULL;
-		}
-		return keep_string(s, text, strnlen(text, n));
-	}
-	struct ws_error *err = get(s, path, address, tb, &v);
-	if (err) {
-		ws_error_destroy(err);
-		return NULL;
-	}
-	return target_cstring(s, v);
-}
-
-/* Wait-reason bits as "time|msg", in the order of their values. */
-static const char *reason_bits(struct state *s, uint64_t v)
-{
-	char text[256];
-	size_t used = 0;
-	text[0] = '\0';
-	for (int bit = 0; bit < 64 && v; bit++) {
-		uint64_t b = UINT64_C(1) << bit;
-		if (!(v & b))
-			continue;
-		v &= ~b;
-		const char *name = ws_descriptor_map_lookup(&s->d.reasons, (int64_t)b);
-		char hex[24];
-		if (!name) {
-			snprintf(hex, sizeof(hex), "0x%" PRIx64, b);
-			name = hex;
-		}
-		int w = snprintf(text + used, sizeof(text) - used, "%s%s",
-				 used ? "|" : "", name);
-		if (w < 0 || (size_t)w >= sizeof(text) - used)
-			break;
-		used += (size_t)w;
-	}
-	return used ? keep_string(s, text, used) : NULL;
 }
 
 /* ---- workers and the current task ---- */
@@ -481,7 +300,7 @@ static bool saved_registers(struct state *s, uint64_t address,
 	for (size_t i = 0; i < d->nregs; i++) {
 		const struct reg_spec *rs = &d->regs[i];
 		uint64_t v;
-		struct ws_error *err = get(s, &rs->member, address, tb, &v);
+		struct ws_error *err = desc_task_uint(s, &rs->member, address, tb, &v);
 		if (err) {
 			ws_error_destroy(err);
 			task->error = "saved registers unreadable";
@@ -560,10 +379,10 @@ static bool decode_task(struct state *s, struct ws_target *target,
 	if (d->has_switches && try_get(s, &d->switches, address, tb, &v))
 		task->version = v;
 	if (d->name_kind == NAME_CHARS)
-		task->name = task_string(s, &d->name_path, address, tb);
+		task->name = desc_task_string(s, &d->name_path, address, tb);
 	else if (d->name_kind == NAME_LENGTH_PREFIXED &&
 		 try_get(s, &d->name_path, address, tb, &v))
-		task->name = target_prefixed(s, v);
+		task->name = desc_target_prefixed(s, v);
 	if (!state_name) {
 		task->state = WS_STATE_UNKNOWN;
 		task->error = "unknown state value";
@@ -573,11 +392,11 @@ static bool decode_task(struct state *s, struct ws_target *target,
 	bool not_started = strcmp(state_name, "new") == 0;
 	task->state = state_from_name(state_name);
 	if (task->state == WS_STATE_WAITING && d->reason_kind == REASON_STRING)
-		task->wait_reason = task_string(s, &d->reason, address, tb);
+		task->wait_reason = desc_task_string(s, &d->reason, address, tb);
 	else if (task->state == WS_STATE_WAITING && d->reason_kind != REASON_NONE &&
 		 try_get(s, &d->reason, address, tb, &v))
 		task->wait_reason = d->reason_kind == REASON_BITS
-			? reason_bits(s, v)
+			? desc_reason_bits(s, v)
 			: ws_descriptor_map_lookup(&d->reasons, (int64_t)v);
 	decode_stack(s, address, tb, task);
 	if (d->has_entry && try_get(s, &d->entry, address, tb, &v))
@@ -679,8 +498,8 @@ static struct ws_error *descriptor_list(struct ws_runtime *runtime,
 {
 	struct state *s = runtime->state;
 	struct descriptor *d = &s->d;
-	arena_reset(&s->strings);
-	cache_trim(s);
+	desc_arena_reset(&s->strings);
+	desc_string_cache_trim(s);
 	desc_visited_start(&s->visited);
 	s->maps_reloaded = false;
 	struct ws_error *err = read_cpus(s, target, context);
@@ -810,11 +629,8 @@ static uint64_t read_start_stack(pid_t pid)
 	size_t n = fread(text, 1, sizeof(text) - 1, f);
 	fclose(f);
 	text[n] = '\0';
-	/* After "(comm)", fields 3 on; startstack is field 28. */
-	char *p = strrchr(text, ')');
-	for (int field = 2; p && field < 28; field++)
-		p = strchr(p + 1, ' ');
-	return p ? strtoull(p + 1, NULL, 10) : 0;
+	const char *start_stack = ws_procstat_field(text, 28);
+	return start_stack ? strtoull(start_stack, NULL, 10) : 0;
 }
 
 struct ws_error *ws_descriptor_runtime_create(const char *text,

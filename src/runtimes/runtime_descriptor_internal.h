@@ -249,6 +249,20 @@ struct ws_error *desc_gref_uint(struct state *s, const struct gref *g,
 /* Says `fmt` on the warning hook, once per kind and run. */
 void desc_warn_once(struct state *s, enum warning kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* A path's value in the task at `address`, whose copy is `tb`. */
+struct ws_error *desc_task_uint(struct state *s, const struct ws_dwpath *path,
+				uint64_t address, const uint8_t *tb,
+				uint64_t *ret);
+/* Strings (runtime_descriptor_strings.c), valid until the next tick's
+ * desc_arena_reset: a char array or char pointer member `path` of the
+ * task; a length-prefixed string object at `address` (Crystal's String);
+ * wait-reason bits as "time|msg". NULL when unreadable or out of room. */
+void desc_arena_reset(struct arena *a);
+void desc_string_cache_trim(struct state *s);
+const char *desc_task_string(struct state *s, const struct ws_dwpath *path,
+			     uint64_t address, const uint8_t *tb);
+const char *desc_target_prefixed(struct state *s, uint64_t address);
+const char *desc_reason_bits(struct state *s, uint64_t v);
 /* Adds the task decoded from the copy `tb` of the struct at `address`, if
  * it holds one (*added). */
 struct ws_error *desc_add_task(struct state *s, struct ws_target *target,

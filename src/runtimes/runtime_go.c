@@ -618,8 +618,16 @@ static void set_saved(struct ws_task *task, uint64_t pc, uint64_t sp,
 /* A running goroutine: its M's thread (m.procid) runs it while m.curg is
  * the goroutine (ws_task_start_on_cpu decides between the thread's live
  * registers and a saved context). The saved context is g.sched, or the
- * vDSO call's pc and sp while the M is in one (Go switches to the g0 stack
- * for it). Without a readable M the goroutine is mid-switch. */
+ * vDSO call's pc and sp while the goroutine is in one (nanotime1 and
+ * walltime record the caller's pc and sp in m.vdsoPC/vdsoSP, then switch
+ * to the g0 stack). m.vdsoSP is the goroutine's only when it lies on the
+ * goroutine's stack: the M's own code on g0 calls nanotime too (execute's
+ * casgstatus into _Grunning, with m.curg already this goroutine), and
+ * there vdsoSP is on g0's stack, so unwinding from it ends in the
+ * scheduler, never at runtime.goexit; the goroutine's context is then
+ * g.sched, where it resumes (the rule Go's nanotime1 itself follows: it
+ * switches stacks only when called on m.curg). Without a readable M the
+ * goroutine is mid-switch. */
 static void start_running(struct go_state *s, struct ws_target *target,
 			  const struct ws_read_context *context,
 			  struct ws_task *task, uint64_t gaddr, uint64_t maddr,
@@ -636,7 +644,8 @@ static void start_running(struct go_state *s, struct ws_target *target,
 		runs_it = get(&s->m.curg, mw, s->m_lo, s->m_hi) == gaddr;
 		task->thread = tid;
 		uint64_t vdso_sp = get(&s->m.vdso_sp, mw, s->m_lo, s->m_hi);
-		if (vdso_sp) {
+		if (vdso_sp && vdso_sp >= task->stack_lo &&
+		    vdso_sp < task->stack_hi) {
 			pc = get(&s->m.vdso_pc, mw, s->m_lo, s->m_hi);
 			sp = vdso_sp;
 			bp = 0;

@@ -85,12 +85,6 @@ static int proc_syscall(pid_t pid, pid_t tid, long *nr, uint64_t *pc)
 	return 1;
 }
 
-bool ws_syscall_of_thread(pid_t pid, pid_t tid, long *nr)
-{
-	uint64_t pc;
-	return proc_syscall(pid, tid, nr, &pc) == 1;
-}
-
 long ws_syscall_decode_number(const uint8_t *code, size_t n)
 {
 	if (n < 2 || code[n - 2] != 0x0f || code[n - 1] != 0x05)

@@ -18,6 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ws_procstat.h"
+
 /* The PTRACE_SEIZE options for `flags` (ws_target_flags). New threads are
  * not followed through clone events unless asked: each would stop its
  * creator and itself once more (thread_churn 2000: 0.55 s alone, 1.0-1.6 s
@@ -104,12 +106,8 @@ static long thread_count(struct ws_target *t)
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
-	/* Field 20, counted after the command's closing parenthesis (the
-	 * command may hold spaces and parentheses). */
-	char *p = strrchr(buf, ')');
-	for (int field = 2; p && field < 20; field++)
-		p = strchr(p + 1, ' ');
-	return p ? strtol(p + 1, NULL, 10) : -1;
+	const char *threads = ws_procstat_field(buf, 20);
+	return threads ? strtol(threads, NULL, 10) : -1;
 }
 
 size_t ws_target_untraced(struct ws_target *t, bool *stale)

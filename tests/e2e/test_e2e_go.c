@@ -14,6 +14,7 @@
  * test_e2e_go_record.c.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -913,3 +914,85 @@ static void check_every_frame_symbolized(const char *release)
 		check_every_frame_symbolized(release);                      \
 	}
 WS_GO_RELEASES(SYMBOLIZED_TEST)
+
+/*
+ * A running goroutine whose M is in a vDSO call on g0: the runtime's own
+ * code calls nanotime there while m.curg is still (or already) the
+ * goroutine, _Grunning (newproc -> systemstack -> wakep -> pidleget, or
+ * execute -> casgstatus), and nanotime1 records its caller's pc and sp in
+ * m.vdsoPC/vdsoSP as it does for any caller. Those are g0's, not the
+ * goroutine's: unwound from there, the stack ends in the scheduler, never
+ * at runtime.goexit (CI once saw "runtime.casgstatus;runtime.nanotime;
+ * [running]"). gdb stops go_workload2's thread right there
+ * (go_stop_in_g0_vdso.py: a breakpoint on runtime.nanotime1 taken on g0,
+ * stepped until m.vdsoSP is set, SIGSTOP delivered to that thread as gdb
+ * detaches), and wallspy dumps the stopped process: that goroutine is
+ * running and its stack ends at runtime.goexit, as everyone's does.
+ */
+static void check_running_in_g0_vdso(const char *release)
+{
+	if (access("/usr/bin/gdb", X_OK) != 0)
+		cr_skip_test("no gdb (tools/setup-deps installs it)");
+	const char *prog = e2e_need_go_fixture(release, "go_workload2");
+	const char *done = e2e_path(e2e_tmpdir(), "done");
+	char script[512], line[256];
+	snprintf(script, sizeof(script), "%s/tests/e2e/go_stop_in_g0_vdso.py",
+		 WS_SOURCE_DIR);
+	e2e_become_subreaper();
+	cr_assert_eq(setenv("WALLSPY_TEST_DONE", done, 1), 0);
+	char *argv[] = { "/usr/bin/gdb", "-q", "-batch", "-nx",
+			 "-ex", "set pagination off", "-ex", "set confirm off",
+			 "-ex", "set scheduler-locking step",
+			 "-ex", "handle SIGURG nostop noprint pass",
+			 "-x", script, "--args", (char *)prog, "16384", NULL };
+	struct e2e_proc gdb = e2e_spawn(argv, &(struct e2e_spawn_opts){
+		.pipe_stdout = true });
+	cr_assert(e2e_wait_line_prefix(gdb.out_fd, "WALLSPY-TEST ", line,
+				       sizeof(line), 60000),
+		  "gdb never stopped the program in runtime.nanotime1 on g0");
+	int pid = 0;
+	long goid = -1;
+	unsigned long long vdso_sp = 0, lo = 0, hi = 0;
+	cr_assert_eq(sscanf(line, "WALLSPY-TEST pid=%d goid=%ld vdsosp=%llx "
+			    "lo=%llx hi=%llx", &pid, &goid, &vdso_sp, &lo, &hi),
+		     5, "gdb said: %s", line);
+	cr_log_info("%s", line);
+	cr_assert(vdso_sp && (vdso_sp < lo || vdso_sp >= hi),
+		  "m.vdsoSP %#llx is on goroutine %ld's stack [%#llx, %#llx): "
+		  "not the case under test", vdso_sp, goid, lo, hi);
+	bool stopped = false;
+	for (int i = 0; i < 100 && !stopped; i++) {
+		stopped = e2e_proc_state(pid, pid) == 'T';
+		if (!stopped)
+			e2e_sleep_ms(50);
+	}
+	cr_assert(stopped, "program %d not stopped after gdb detached", pid);
+
+	cJSON *root = dump_json(pid, "--system-tasks", NULL);
+	struct go_dump dump = go_dump_load(root);
+	const struct go_dump_goroutine *g = NULL;
+	for (size_t i = 0; i < dump.n && !g; i++)
+		if (dump.goroutines[i].id == goid)
+			g = &dump.goroutines[i];
+	cr_assert_not_null(g, "goroutine %ld not in the dump", goid);
+	char *chain = go_dump_chain_text(g);
+	cr_log_info("goroutine %ld [%s]: %s", goid, g->state, chain);
+	cr_expect_str_eq(g->state, "running");
+	cr_expect_null(g->error, "goroutine %ld failed: %s", goid, g->error);
+	cr_expect(g->nframes > 1 && g->frames[g->nframes - 1].name &&
+		  strcmp(g->frames[g->nframes - 1].name, "runtime.goexit") == 0,
+		  "goroutine %ld's stack does not end at runtime.goexit: %s", goid,
+		  chain);
+	free(chain);
+	go_dump_free(&dump);
+	kill(pid, SIGKILL);
+	close(open(done, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+	int status;
+	e2e_wait_timeout(gdb.pid, 10000, &status);
+}
+
+Test(e2e_go, running_goroutine_in_g0_vdso_call_reaches_goexit, .timeout = 120,
+     .fini = e2e_cleanup_adopting)
+{
+	check_running_in_g0_vdso("1.25");
+}

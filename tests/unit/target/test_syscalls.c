@@ -72,10 +72,17 @@ static pid_t start_child(bool spin, int *write_end)
 	return pid;
 }
 
+/* The call of a thread that was never looked at before (no memory). */
+static long syscall_now(pid_t pid)
+{
+	struct ws_syscall_memory none = { 0 };
+	return ws_syscall_current_of_thread(pid, pid, &none);
+}
+
 static bool poll_syscall(pid_t pid, long *nr)
 {
 	for (int i = 0; i < 200; i++) {
-		if (ws_syscall_of_thread(pid, pid, nr))
+		if ((*nr = syscall_now(pid)) >= 0)
 			return true;
 		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
 	}
@@ -105,13 +112,13 @@ Test(syscalls, of_thread_none_when_running)
 	nanosleep(&(struct timespec){ 0, 50 * 1000 * 1000 }, NULL);
 	bool seen = false;
 	for (int i = 0; i < 20 && !seen; i++)
-		seen = ws_syscall_of_thread(pid, pid, &nr);
+		seen = (nr = syscall_now(pid)) >= 0;
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	close(w);
 	cr_expect_not(seen, "a spinning child named system call %ld", nr);
 	/* And a thread that does not exist names none. */
-	cr_expect_not(ws_syscall_of_thread(pid, pid, &nr));
+	cr_expect_eq(syscall_now(pid), -1);
 }
 
 /* The number a wrapper loads right before its syscall instruction: the
@@ -194,7 +201,7 @@ Test(syscalls, of_thread_memory_keeps_the_call_across_restart)
 		      ptrace(PTRACE_CONT, pid, 0, 0) == 0;
 	long kernel = -1;
 	for (int i = 0; traced && i < 200 && kernel != WS_SYSCALL_RESTART; i++) {
-		if (!ws_syscall_of_thread(pid, pid, &kernel))
+		if ((kernel = syscall_now(pid)) != WS_SYSCALL_RESTART)
 			nanosleep(&(struct timespec){ 0, 1000 * 1000 }, NULL);
 	}
 	long remembered = ws_syscall_current_of_thread(pid, pid, &memory);
