@@ -39,9 +39,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
 BENCH_BUILD = os.path.join(BUILD, "bench")
 WALLSPY = os.path.join(BUILD, "wallspy")
-# The Go that builds the bench's Go fixtures, chosen explicitly (a newer Go
-# may come first on PATH): Debian's 1.19, which Debian's Delve 1.20 reads.
-GO = os.environ.get("WS_BENCH_GO", "/usr/lib/go-1.19/bin/go")
+# The Go that builds the bench's Go fixtures, chosen explicitly (another Go
+# may come first on PATH) and run as itself (GOTOOLCHAIN=local): 1.26, the
+# release people deploy, whose own runtime.GoroutineProfile rows 3 and 5 time.
+GO = os.environ.get("WS_BENCH_GO", "/usr/local/go/bin/go")
+# The current Delve, which bench/run builds with that Go from the module
+# proxy (Debian's Delve 1.20 cannot read binaries of new Go releases).
+DLV = os.path.join(BUILD, "bench", "tools", "dlv")
 GREENRT_DESCRIPTOR = os.path.join(ROOT, "fixtures", "greenrt", "greenrt.wallspy.json")
 GREENRT_W3 = os.path.join(BUILD, "fixtures", "greenrt", "greenrt_w3_compute")
 PENDING_GO = "pending: wallspy --runtime go not available"
@@ -53,6 +57,7 @@ MODES = {
         "dump_threads_rounds": 3,
         "dump_goroutines": [1000],
         "dump_goroutines_rounds": {1000: 2},
+        "dump_goroutines_varied": [1000],
         "pause_go": [1000],
         "pause_greenrt": [1000],
         "pause_threads": [64],
@@ -83,6 +88,7 @@ MODES = {
         "dump_threads_rounds": 7,
         "dump_goroutines": [1000, 10000, 100000],
         "dump_goroutines_rounds": {1000: 7, 10000: 5, 100000: 3},
+        "dump_goroutines_varied": [10000],
         "pause_go": [1000, 10000],
         "pause_greenrt": [1000, 10000],
         "pause_threads": [64],
@@ -430,19 +436,20 @@ def build(args):
         "go_workload3_parked": os.path.join(fixtures, "go_workload3_parked.go"),
     }
     for name, source in go_fixtures.items():
-        compile_if_stale(name, [source], [GO, "build", "-o", bench_bin(name), source])
+        compile_if_stale(name, [source], [GO, "build", "-o", bench_bin(name), source],
+                         {"GOTOOLCHAIN": "local"})
 
 
 def bench_bin(name):
     return os.path.join(BENCH_BUILD, name)
 
 
-def compile_if_stale(name, deps, argv):
+def compile_if_stale(name, deps, argv, env=None):
     out = bench_bin(name)
     if os.path.exists(out) and all(os.path.getmtime(d) <= os.path.getmtime(out)
                                    for d in deps if os.path.exists(d)):
         return
-    env = tool_env()
+    env = tool_env(env)
     if "HOME" not in env:
         env["GOCACHE"] = os.path.join(BENCH_BUILD, "go-cache")
     r = subprocess.run(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE,
@@ -555,19 +562,23 @@ def row1_dump_threads(cfg):
 # ---------------------------------------------------------------- row 2
 
 def row2_dump_goroutines(cfg):
-    """One-shot dump of N parked goroutines: wallspy dump vs Delve."""
+    """One-shot dump of N parked goroutines: wallspy dump vs Delve, every
+    goroutine at the same depth (uniform) and at depths of 1 to 8 extra
+    frames in six wait kinds (varied)."""
     rows = []
     go_ok = wallspy_go_available()
     dlv_script = tmp_path("dlv-commands.txt")
     with open(dlv_script, "w") as f:
         # "n": answer no to "Would you like to kill the process? [Y/n]".
         f.write("goroutines -t 50\nexit\nn\n")
-    for n in cfg["dump_goroutines"]:
-        row = {"n": n}
+    shapes = ([("uniform", n) for n in cfg["dump_goroutines"]] +
+              [("varied", n) for n in cfg["dump_goroutines_varied"]])
+    for shape, n in shapes:
+        row = {"n": n, "shape": shape}
         try:
-            with Target([bench_bin("go_parked_n"), n], timeout=600) as t:
+            with Target([bench_bin("go_parked_n"), n, 20, shape], timeout=600) as t:
                 tools = {
-                    "dlv": (["dlv", "attach", t.pid, "--allow-non-terminal-interactive=true"],
+                    "dlv": ([DLV, "attach", t.pid, "--allow-non-terminal-interactive=true"],
                             dlv_script),
                 }
                 if go_ok:
@@ -575,7 +586,7 @@ def row2_dump_goroutines(cfg):
                 else:
                     row["wallspy"] = PENDING_GO
 
-                outer = r"main\.(recv|select|lock|cond)Outer"
+                outer = r"main\.(recv|select|lock|cond|send|sleep)Outer"
 
                 def measure(tool):
                     argv, stdin_path = tools[tool]
@@ -585,13 +596,14 @@ def row2_dump_goroutines(cfg):
                     return measure_dump(argv, r"^goroutine ", outer, n, t)
 
                 # At 100k a Delve run takes about a minute: no warm-up there.
-                runs = interleave(list(tools), cfg["dump_goroutines_rounds"][n], measure,
-                                  warmup=n < 100000)
+                runs = interleave(list(tools), cfg["dump_goroutines_rounds"].get(n, 3),
+                                  measure, warmup=n < 100000)
             for tool, results in runs.items():
                 row[tool] = summarize([x["wall_s"] for x in results])
                 row[tool + "_cpu"] = summarize([x["cpu_s"] for x in results])
                 row[tool + "_command"] = (" ".join(map(str, tools[tool][0]))
                                           .replace(str(t.pid), "PID").replace(ROOT + "/", ""))
+            row["dlv_command"] = row["dlv_command"].replace("build/bench/tools/dlv", "dlv")
             row["dlv_command"] += " <<< 'goroutines -t 50; exit; n'"
             if go_ok:
                 row["dlv_per_wallspy"] = ratio(row["dlv"]["median"], row["wallspy"]["median"])
@@ -1054,10 +1066,14 @@ def report_markdown(results):
                            fmt_x(r.get("gdb_per_wallspy"))]
                           for r in rows["1"]]))
     if "2" in rows:
-        out.append("\n**2. One-shot dump of N parked goroutines** (go_parked_n N)\n")
-        out.append(table(["N", "wallspy dump --runtime go", "dlv goroutines -t 50",
+        out.append("\n**2. One-shot dump of N parked goroutines** (go_parked_n N 20 SHAPE: "
+                   "uniform, four chains of 2-4 frames; varied, 1 to 8 extra frames in "
+                   f"six wait kinds; {meta['tools'].get('go', 'Go')}, "
+                   f"{meta['tools'].get('dlv', 'Delve')})\n")
+        out.append(table(["N", "shape", "wallspy dump --runtime go", "dlv goroutines -t 50",
                           "dlv/wallspy"],
-                         [[r["n"], r.get("error", fmt_s(r.get("wallspy"))), fmt_s(r.get("dlv")),
+                         [[r["n"], r.get("shape", "uniform"),
+                           r.get("error", fmt_s(r.get("wallspy"))), fmt_s(r.get("dlv")),
                            fmt_x(r.get("dlv_per_wallspy"))] for r in rows["2"]]))
     if "3" in rows:
         out.append("\n**3. Target pause per tick at 100 Hz** (ms, median over rounds "
@@ -1194,10 +1210,15 @@ def goals(results):
         else:
             out.append({"goal": text, "measured": measured, "status": "met" if ok else "not met"})
 
-    r = find(rows.get("2"), n=10000)
-    v = r and r.get("dlv_per_wallspy")
-    goal("dump of 10k goroutines ≥ 40× faster than Delve", v, v and v >= 40,
-         fmt_x(v) if v else (r and r.get("wallspy")))
+    for shape in ("uniform", "varied"):
+        r = find(rows.get("2"), n=10000, shape=shape)
+        if r is None and shape == "uniform":
+            r = find(rows.get("2"), n=10000)    # a run from before the shapes
+        elif r is None:
+            continue
+        v = r and r.get("dlv_per_wallspy")
+        goal(f"dump of 10k goroutines ({shape} depths) ≥ 100× faster than Delve", v,
+             v and v >= 100, fmt_x(v) if v else (r and (r.get("wallspy") or r.get("error"))))
     r = find(rows.get("1"), n=512)
     v = r and r.get("eu-stack_per_wallspy")
     cold = r and r.get("eu-stack_per_wallspy_cold")
@@ -1253,7 +1274,7 @@ def goals(results):
 
 def dlv_version():
     try:
-        r = subprocess.run(["dlv", "version"], stdout=subprocess.PIPE, text=True, timeout=30)
+        r = subprocess.run([DLV, "version"], stdout=subprocess.PIPE, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return "not found"
     m = re.search(r"Version: (\S+)", r.stdout)
@@ -1288,7 +1309,7 @@ def machine_meta(mode):
         "tools": {"eu-stack": first_line(["eu-stack", "--version"]),
                   "gdb": first_line(["gdb", "--version"]),
                   "dlv": dlv_version(),
-                  "go": first_line([GO, "version"]),
+                  "go": first_line([GO, "version"]).replace("go version ", ""),
                   "cc": first_line(["cc", "--version"])},
     }
 

@@ -81,8 +81,10 @@ enum {
 struct ws_tick_task {
 	const struct ws_task *task;  /* valid until the next tick */
 	const char *error;           /* could not be sampled: why */
-	size_t first_frame;          /* into ws_tick.frames */
-	size_t nframes;              /* innermost first */
+	/* Into ws_tick.frames, innermost first. Tasks with equal stacks
+	 * share one range (the same first_frame): read-only. */
+	size_t first_frame;
+	size_t nframes;
 	double scale;                /* tasks this sample stands for (>= 1) */
 	/* The task has not run yet (a saved context at its entry or the
 	 * runtime's root, or none at all): its stack is its entry under the

@@ -292,16 +292,78 @@ static void write_group_header(FILE *f, const char *noun,
 	write_labels_line(f, first);
 }
 
-/* One task's frames, or a group's (one_task false: its tasks' creators
- * differ, so no creator id is printed). */
-static void write_stack_text(FILE *f, const struct ws_tick *tick,
-			     const struct ws_tick_task *tt, bool one_task)
+/* The text of frame ranges already written (tasks with equal stacks share
+ * one range of the tick's frames, see ws_tick_task): each range is
+ * formatted once into `text` and copied from there for every other task
+ * that has it, so a dump's cost per task does not grow with the depth of
+ * stacks it has seen. Open addressing by first frame; off: out of memory,
+ * every range formatted each time. */
+struct frames_memo {
+	struct memo_slot {
+		size_t first_frame, nframes;  /* nframes 0: empty */
+		size_t start, length;         /* in text */
+	} *slots;
+	size_t size, used;
+	FILE *text;
+	char *bytes;
+	size_t nbytes;
+	bool dirty;  /* written since the last flush */
+	bool off;
+};
+
+static void memo_init(struct frames_memo *m)
+{
+	*m = (struct frames_memo){0};
+	m->text = open_memstream(&m->bytes, &m->nbytes);
+	m->off = m->text == NULL;
+}
+
+static void memo_deinit(struct frames_memo *m)
+{
+	if (m->text)
+		fclose(m->text);
+	free(m->bytes);
+	free(m->slots);
+}
+
+/* The slot of a range, or of where it goes; NULL when the memo is off or
+ * cannot grow. */
+static struct memo_slot *memo_slot(struct frames_memo *m, size_t first_frame,
+				   size_t nframes)
+{
+	if (m->off)
+		return NULL;
+	if ((m->used + 1) * 2 > m->size) {
+		size_t size = m->size ? 2 * m->size : 1024;
+		struct memo_slot *slots = calloc(size, sizeof(*slots));
+		if (!slots) {
+			m->off = true;
+			return NULL;
+		}
+		for (size_t i = 0; i < m->size; i++) {
+			if (!m->slots[i].nframes)
+				continue;
+			size_t j = m->slots[i].first_frame & (size - 1);
+			while (slots[j].nframes)
+				j = (j + 1) & (size - 1);
+			slots[j] = m->slots[i];
+		}
+		free(m->slots);
+		m->slots = slots;
+		m->size = size;
+	}
+	size_t mask = m->size - 1;
+	size_t i = first_frame & mask;
+	while (m->slots[i].nframes && (m->slots[i].first_frame != first_frame ||
+				       m->slots[i].nframes != nframes))
+		i = (i + 1) & mask;
+	return &m->slots[i];
+}
+
+static void write_frames_text(FILE *f, const struct ws_tick *tick,
+			      const struct ws_tick_task *tt)
 {
 	char name[128];
-	if (tt->error)
-		fprintf(f, "    [failed to sample: %s]\n", tt->error);
-	else if (tt->not_started)
-		fputs("    [not started]\n", f);
 	for (size_t k = 0; k < tt->nframes; k++) {
 		const struct ws_frame *fr = &tick->frames[tt->first_frame + k];
 		fprintf(f, "    %s", ws_frame_display_name(fr, name, sizeof(name)));
@@ -314,6 +376,56 @@ static void write_stack_text(FILE *f, const struct ws_tick *tick,
 			fputs(" [inlined]", f);
 		fputc('\n', f);
 	}
+}
+
+/* write_frames_text through the memo. */
+static void write_frames_memo(FILE *f, const struct ws_tick *tick,
+			      const struct ws_tick_task *tt,
+			      struct frames_memo *memo)
+{
+	struct memo_slot *slot = tt->nframes
+		? memo_slot(memo, tt->first_frame, tt->nframes) : NULL;
+	if (!slot) {
+		write_frames_text(f, tick, tt);
+		return;
+	}
+	if (!slot->nframes) {
+		long start = ftell(memo->text);
+		write_frames_text(memo->text, tick, tt);
+		long end = ftell(memo->text);
+		if (start < 0 || end < start || ferror(memo->text)) {
+			memo->off = true;
+			write_frames_text(f, tick, tt);
+			return;
+		}
+		*slot = (struct memo_slot){
+			.first_frame = tt->first_frame, .nframes = tt->nframes,
+			.start = (size_t)start, .length = (size_t)(end - start)};
+		memo->used++;
+		memo->dirty = true;
+	}
+	/* The bytes are where the stream says only after a flush. */
+	if (memo->dirty && fflush(memo->text) != 0) {
+		memo->off = true;
+		write_frames_text(f, tick, tt);
+		return;
+	}
+	memo->dirty = false;
+	fwrite(memo->bytes + slot->start, 1, slot->length, f);
+}
+
+/* One task's frames, or a group's (one_task false: its tasks' creators
+ * differ, so no creator id is printed). */
+static void write_stack_text(FILE *f, const struct ws_tick *tick,
+			     const struct ws_tick_task *tt, bool one_task,
+			     struct frames_memo *memo)
+{
+	char name[128];
+	if (tt->error)
+		fprintf(f, "    [failed to sample: %s]\n", tt->error);
+	else if (tt->not_started)
+		fputs("    [not started]\n", f);
+	write_frames_memo(f, tick, tt, memo);
 	const struct ws_frame *fr = creator_frame(tt);
 	if (fr) {
 		/* Like Go's traceback. */
@@ -349,6 +461,8 @@ struct ws_error *ws_dump_write_text(FILE *f, const struct ws_dump_info *info,
 	if (!layout_init(&l, tick, info->pid, info->group))
 		return &ws_error_nomem;
 	write_text_header(f, info, &l);
+	struct frames_memo memo;
+	memo_init(&memo);
 	for (size_t g = 0; g < l.ngroups; g++) {
 		fputc('\n', f);
 		const struct ws_tick_task *first = group_task(&l, g, 0);
@@ -357,8 +471,9 @@ struct ws_error *ws_dump_write_text(FILE *f, const struct ws_dump_info *info,
 			write_task_header(f, tick->task_noun, first->task);
 		else
 			write_group_header(f, tick->task_noun, &l, g);
-		write_stack_text(f, tick, first, one);
+		write_stack_text(f, tick, first, one, &memo);
 	}
+	memo_deinit(&memo);
 	layout_free(&l);
 	if (ferror(f))
 		return ws_error_create(WS_ERR_OUTPUT, "dump: write failed");

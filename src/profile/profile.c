@@ -45,7 +45,7 @@ static void group_entries_free(struct group *group)
 	free(group->counts);
 	free(group->observed);
 	free(group->merged);
-	index_set_deinit(&group->by_stack);
+	ws_index_set_deinit(&group->by_stack);
 }
 
 void ws_profile_destroy(struct ws_profile *profile)
@@ -59,17 +59,17 @@ void ws_profile_destroy(struct ws_profile *profile)
 	}
 	free(profile->groups);
 	free(profile->order);
-	index_set_deinit(&profile->group_set);
+	ws_index_set_deinit(&profile->group_set);
 	free(profile->stacks);
 	free(profile->stack_pool);
-	index_set_deinit(&profile->stack_set);
+	ws_index_set_deinit(&profile->stack_set);
 	free(profile->lines);
-	index_set_deinit(&profile->line_set);
+	ws_index_set_deinit(&profile->line_set);
 	free(profile->frames);
-	index_set_deinit(&profile->frame_set);
-	index_set_deinit(&profile->name_set);
+	ws_index_set_deinit(&profile->frame_set);
+	ws_index_set_deinit(&profile->name_set);
 	free(profile->contexts);
-	index_set_deinit(&profile->context_set);
+	ws_index_set_deinit(&profile->context_set);
 	free(profile->modules);
 	profile_strings_free(profile->strings);
 	free(profile->scratch_stack);
@@ -187,10 +187,10 @@ static struct ws_error *find_group(struct ws_profile *profile,
 	uint64_t key = group_key(profile->group_by, sample);
 	uint32_t hash = (uint32_t)(ws_hash_u64(key) >> 32);
 	struct group_lookup lookup = {profile, key};
-	if (!index_set_reserve(&profile->group_set))
+	if (!ws_index_set_reserve(&profile->group_set))
 		return &ws_error_nomem;
-	uint64_t *slot = index_set_find(&profile->group_set, hash, group_eq,
-					&lookup);
+	uint64_t *slot = ws_index_set_find(&profile->group_set, hash, group_eq,
+					   &lookup);
 	struct group *group = NULL;
 	if (*slot) {
 		group = &profile->groups[(uint32_t)*slot - 1];
@@ -247,8 +247,8 @@ static struct ws_error *find_group(struct ws_profile *profile,
 		.end = sample->time,
 		.cursor = sample->time,
 	};
-	index_set_insert(&profile->group_set, slot, hash,
-			 (uint32_t)profile->group_count++);
+	ws_index_set_insert(&profile->group_set, slot, hash,
+			    (uint32_t)profile->group_count++);
 	profile->order_count = 0; /* the order is built again on read */
 	*ret = group;
 	return NULL;
@@ -356,9 +356,10 @@ static struct ws_error *group_add(struct ws_profile *profile,
 
 	uint32_t hash = entry_hash(profile, stack, context);
 	struct entry_key key = {group, stack, context};
-	if (!index_set_reserve(&group->by_stack))
+	if (!ws_index_set_reserve(&group->by_stack))
 		return &ws_error_nomem;
-	uint64_t *slot = index_set_find(&group->by_stack, hash, entry_eq, &key);
+	uint64_t *slot = ws_index_set_find(&group->by_stack, hash, entry_eq,
+					   &key);
 	if (*slot) {
 		add_weights(group, (uint32_t)*slot - 1, observed, merged);
 		return NULL;
@@ -367,7 +368,7 @@ static struct ws_error *group_add(struct ws_profile *profile,
 					    merged, &index);
 	if (err)
 		return err;
-	index_set_insert(&group->by_stack, slot, hash, (uint32_t)index);
+	ws_index_set_insert(&group->by_stack, slot, hash, (uint32_t)index);
 	return NULL;
 }
 

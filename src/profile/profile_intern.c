@@ -129,11 +129,11 @@ static struct ws_error *intern_display(struct ws_profile *profile,
 	uint32_t hash = name_hash ^ (uint32_t)(key_line + 1) * 0x9e3779b1u;
 	struct frame_key key = {profile, line->line.name, line->name_len,
 				line->line.file, key_line};
-	if (!index_set_reserve(&profile->frame_set) ||
-	    !index_set_reserve(&profile->name_set))
+	if (!ws_index_set_reserve(&profile->frame_set) ||
+	    !ws_index_set_reserve(&profile->name_set))
 		return &ws_error_nomem;
-	uint64_t *slot = index_set_find(&profile->frame_set, hash, frame_eq,
-					&key);
+	uint64_t *slot = ws_index_set_find(&profile->frame_set, hash, frame_eq,
+					   &key);
 	if (*slot) {
 		*ret = (uint32_t)*slot - 1;
 		return NULL;
@@ -149,13 +149,14 @@ static struct ws_error *intern_display(struct ws_profile *profile,
 		.name_id = index,
 	};
 	struct name_key nkey = {profile, line->line.name, line->name_len};
-	uint64_t *nslot = index_set_find(&profile->name_set, name_hash,
-					 name_eq, &nkey);
+	uint64_t *nslot = ws_index_set_find(&profile->name_set, name_hash,
+					    name_eq, &nkey);
 	if (*nslot)
 		record->name_id = (uint32_t)*nslot - 1;
 	else
-		index_set_insert(&profile->name_set, nslot, name_hash, index);
-	index_set_insert(&profile->frame_set, slot, hash, index);
+		ws_index_set_insert(&profile->name_set, nslot, name_hash,
+				    index);
+	ws_index_set_insert(&profile->frame_set, slot, hash, index);
 	profile->frame_count++;
 	*ret = index;
 	return NULL;
@@ -204,10 +205,10 @@ static struct ws_error *intern_line(struct ws_profile *profile,
 			(frame.inlined ? 0xc2b2ae35u : 0);
 
 	struct line_key key = {profile, name, name_len, &frame};
-	if (!index_set_reserve(&profile->line_set))
+	if (!ws_index_set_reserve(&profile->line_set))
 		return &ws_error_nomem;
-	uint64_t *slot = index_set_find(&profile->line_set, hash, line_eq,
-					&key);
+	uint64_t *slot = ws_index_set_find(&profile->line_set, hash, line_eq,
+					   &key);
 	if (*slot) {
 		*ret = (uint32_t)*slot - 1;
 		return NULL;
@@ -241,8 +242,8 @@ static struct ws_error *intern_line(struct ws_profile *profile,
 	if (err)
 		return err;
 	record->line.frame = record->display;
-	index_set_insert(&profile->line_set, slot, hash,
-			 (uint32_t)profile->line_count);
+	ws_index_set_insert(&profile->line_set, slot, hash,
+			    (uint32_t)profile->line_count);
 	*ret = (uint32_t)profile->line_count++;
 	return NULL;
 }
@@ -379,10 +380,10 @@ struct ws_error *profile_intern_context(struct ws_profile *profile,
 	h = hash_string(c.error, h + c.not_started);
 	uint32_t hash = (uint32_t)(h >> 32);
 	struct context_key key = {profile, &c};
-	if (!index_set_reserve(&profile->context_set))
+	if (!ws_index_set_reserve(&profile->context_set))
 		return &ws_error_nomem;
-	uint64_t *slot = index_set_find(&profile->context_set, hash,
-					context_eq, &key);
+	uint64_t *slot = ws_index_set_find(&profile->context_set, hash,
+					   context_eq, &key);
 	if (*slot) {
 		*ret = (uint32_t)*slot - 1;
 		return NULL;
@@ -409,8 +410,8 @@ struct ws_error *profile_intern_context(struct ws_profile *profile,
 		.leaf_is_state = is_state,
 		.hash = hash,
 	};
-	index_set_insert(&profile->context_set, slot, hash,
-			 (uint32_t)profile->context_count);
+	ws_index_set_insert(&profile->context_set, slot, hash,
+			    (uint32_t)profile->context_count);
 	*ret = (uint32_t)profile->context_count++;
 	return NULL;
 }
@@ -441,10 +442,10 @@ struct ws_error *profile_intern_stack(struct ws_profile *profile,
 	uint32_t hash = (uint32_t)(ws_hash_bytes(frames,
 						 depth * sizeof(*frames), 0) >> 32);
 	struct stack_key key = {profile, frames, depth};
-	if (!index_set_reserve(&profile->stack_set))
+	if (!ws_index_set_reserve(&profile->stack_set))
 		return &ws_error_nomem;
-	uint64_t *slot = index_set_find(&profile->stack_set, hash, stack_eq,
-					&key);
+	uint64_t *slot = ws_index_set_find(&profile->stack_set, hash, stack_eq,
+					   &key);
 	if (*slot) {
 		*ret = (uint32_t)*slot - 1;
 		return NULL;
@@ -465,8 +466,8 @@ struct ws_error *profile_intern_stack(struct ws_profile *profile,
 		.hash = hash,
 	};
 	profile->pool_used += depth;
-	index_set_insert(&profile->stack_set, slot, hash,
-			 (uint32_t)profile->stack_count);
+	ws_index_set_insert(&profile->stack_set, slot, hash,
+			    (uint32_t)profile->stack_count);
 	*ret = (uint32_t)profile->stack_count++;
 	return NULL;
 }

@@ -1,7 +1,8 @@
 /*
- * Private to profile*.c: the profile's layout and the index set its tables
- * share. profile_intern.c turns frames and stacks into indices,
- * profile.c keeps groups and their entries and answers the writers.
+ * Private to profile*.c: the profile's layout (its tables are indexed
+ * through ws_index_set.h). profile_intern.c turns frames and stacks into
+ * indices, profile.c keeps groups and their entries and answers the
+ * writers.
  * Nothing outside src/profile/profile*.c includes this.
  */
 #ifndef WS_PROFILE_INTERNAL_H
@@ -12,79 +13,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "ws_index_set.h"
 #include "ws_profile.h"
-
-/*
- * A set of indices into some item array, open addressing with linear probing.
- * A slot holds the item's 32-bit hash in its upper half and index + 1 in its
- * lower half (0 = empty). The stored hash both rejects most mismatches
- * without touching the item and places the slot again on growth, so growing
- * never needs the items. Capacity is a power of two, load at most 1/2.
- * Inline: both files look frames, stacks, groups or entries up through it
- * for every sample.
- */
-struct index_set {
-	uint64_t *slots;
-	size_t capacity;
-	size_t count;
-};
-
-typedef bool (*index_eq_fn)(const void *key, uint32_t index);
-
-static inline void index_set_deinit(struct index_set *set)
-{
-	free(set->slots);
-}
-
-/* Returns the slot holding a matching index, or the empty slot where it
- * belongs. The set must have a free slot (index_set_reserve). */
-static inline uint64_t *index_set_find(const struct index_set *set,
-				       uint32_t hash, index_eq_fn eq,
-				       const void *key)
-{
-	size_t mask = set->capacity - 1;
-	for (size_t pos = hash & mask;; pos = (pos + 1) & mask) {
-		uint64_t slot = set->slots[pos];
-		if (!slot)
-			return &set->slots[pos];
-		if ((uint32_t)(slot >> 32) == hash &&
-		    eq(key, (uint32_t)slot - 1))
-			return &set->slots[pos];
-	}
-}
-
-/* Makes room for one more index; false when out of memory. */
-static inline bool index_set_reserve(struct index_set *set)
-{
-	if ((set->count + 1) * 2 <= set->capacity)
-		return true;
-	size_t capacity = set->capacity ? set->capacity * 2 : 64;
-	if (capacity > ((size_t)1 << 32))
-		return false; /* the stored 32-bit hash could not place slots */
-	uint64_t *slots = calloc(capacity, sizeof(*slots));
-	if (!slots)
-		return false;
-	for (size_t i = 0; i < set->capacity; i++) {
-		uint64_t slot = set->slots[i];
-		if (!slot)
-			continue;
-		size_t pos = (slot >> 32) & (capacity - 1);
-		while (slots[pos])
-			pos = (pos + 1) & (capacity - 1);
-		slots[pos] = slot;
-	}
-	free(set->slots);
-	set->slots = slots;
-	set->capacity = capacity;
-	return true;
-}
-
-static inline void index_set_insert(struct index_set *set, uint64_t *slot,
-				    uint32_t hash, uint32_t index)
-{
-	*slot = ((uint64_t)hash << 32) | ((uint64_t)index + 1);
-	set->count++;
-}
 
 struct string_chunk;
 
@@ -144,7 +74,7 @@ struct group {
 	double *observed;
 	double *merged;
 	size_t count, capacity;
-	struct index_set by_stack;  /* aggregated groups: entries by stack */
+	struct ws_index_set by_stack;  /* aggregated groups: entries by stack */
 };
 
 struct module_record {
@@ -166,26 +96,26 @@ struct ws_profile {
 
 	struct line_record *lines;
 	size_t line_count, line_capacity;
-	struct index_set line_set;
+	struct ws_index_set line_set;
 
 	struct frame_record *frames;
 	size_t frame_count, frame_capacity;
-	struct index_set frame_set;
-	struct index_set name_set;
+	struct ws_index_set frame_set;
+	struct ws_index_set name_set;
 
 	struct context_record *contexts;
 	size_t context_count, context_capacity;
-	struct index_set context_set;
+	struct ws_index_set context_set;
 
 	uint32_t *stack_pool;
 	size_t pool_used, pool_capacity;
 	struct stack_record *stacks;
 	size_t stack_count, stack_capacity;
-	struct index_set stack_set;
+	struct ws_index_set stack_set;
 
 	struct group *groups;
 	size_t group_count, group_capacity;
-	struct index_set group_set;
+	struct ws_index_set group_set;
 	/* Groups in the order writers see them (ws_profile_group_*): built
 	 * on first read after a group was added. */
 	uint32_t *order;

@@ -196,7 +196,7 @@ struct stack_sums {
 	struct stack_record *stacks;
 	double *weights;
 	size_t count, capacity;
-	struct index_set set;
+	struct ws_index_set set;
 };
 
 struct sums_key {
@@ -220,9 +220,9 @@ static bool sums_add(struct stack_sums *sums, const uint32_t *frames,
 	uint32_t hash = (uint32_t)(ws_hash_bytes(frames, depth * sizeof(*frames),
 						 0) >> 32);
 	struct sums_key key = {sums, frames, depth};
-	if (!index_set_reserve(&sums->set))
+	if (!ws_index_set_reserve(&sums->set))
 		return false;
-	uint64_t *slot = index_set_find(&sums->set, hash, sums_eq, &key);
+	uint64_t *slot = ws_index_set_find(&sums->set, hash, sums_eq, &key);
 	if (*slot) {
 		sums->weights[(uint32_t)*slot - 1] += weight;
 		return true;
@@ -244,7 +244,7 @@ static bool sums_add(struct stack_sums *sums, const uint32_t *frames,
 		.hash = hash};
 	sums->weights[sums->count] = weight;
 	sums->pool_used += depth;
-	index_set_insert(&sums->set, slot, hash, (uint32_t)sums->count++);
+	ws_index_set_insert(&sums->set, slot, hash, (uint32_t)sums->count++);
 	return true;
 }
 
@@ -272,7 +272,7 @@ struct ws_error *ws_profile_visit_aggregated(const struct ws_profile *profile,
 	free(sums.pool);
 	free(sums.stacks);
 	free(sums.weights);
-	index_set_deinit(&sums.set);
+	ws_index_set_deinit(&sums.set);
 	return err;
 }
 

@@ -7,7 +7,9 @@
  *
  * A tick reads allgs' pointer array in one read and a window of each
  * runtime.g (the span of the fields used) with batched process_vm_readv.
- * Wait reasons come from the target's own runtime.waitReasonStrings. Where
+ * Wait reasons come from the target's own runtime.waitReasonStrings, with
+ * " (durable)" where Go's traceback adds it (a goroutine of a
+ * testing/synctest bubble blocked on its bubble alone, Go >= 1.24). Where
  * a goroutine's stack starts: parked or runnable from g.sched; in a syscall
  * from g.syscallpc/syscallsp (and syscallbp, Go >= 1.23); running from the
  * live registers of the thread whose tid is g.m.procid, unless that thread
@@ -89,9 +91,9 @@ struct gfields {
 		startpc;
 	/* Not in every release. */
 	struct ws_dwfield tracking_seq, syscallbp, parent_goid, lockedm,
-		labels, running_cleanups;
+		labels, running_cleanups, bubble;
 	bool has_tracking_seq, has_syscallbp, has_parent_goid, has_lockedm,
-		has_labels, has_running_cleanups;
+		has_labels, has_running_cleanups, has_bubble;
 };
 
 struct mfields {
@@ -112,6 +114,10 @@ struct go_state {
 	uint64_t scan_bit;
 	char *reasons[MAX_REASONS];
 	char *leaked_reasons[MAX_REASONS];   /* "REASON (leaked)" */
+	/* "REASON (durable)" where runtime.isIdleInSynctest says a reason
+	 * blocks a bubble's goroutine durably and the name does not say so
+	 * already; NULL elsewhere. */
+	char *durable_reasons[MAX_REASONS];
 	char *unknown_states[MAX_STATUS];    /* "state N", made when seen */
 	size_t nreasons;
 	/* Whether the finalizer goroutine runs user code: fingStatus's
@@ -258,6 +264,9 @@ static struct ws_error *resolve_g(struct go_state *s)
 	/* The cleanup goroutine runs user cleanups (Go >= 1.25). */
 	OPTIONAL(s, &gt, &g->running_cleanups, &g->has_running_cleanups,
 		 "runningCleanups.value", "runningCleanups");
+	/* The goroutine's testing/synctest bubble (Go >= 1.25; 1.24's
+	 * experiment calls it syncGroup). */
+	OPTIONAL(s, &gt, &g->bubble, &g->has_bubble, "bubble", "syncGroup");
 
 	struct ws_dwtype mt;
 	if ((err = ws_dwtype_find_type(s->prog, NULL, "runtime.m", &mt)))
@@ -332,6 +341,35 @@ static void resolve_finalizer(struct go_state *s)
 	ws_error_destroy(err);
 }
 
+/* Go's traceback (goroutineheader) prints " (durable)" after the wait
+ * reason of a waiting goroutine in a synctest bubble when
+ * runtime.isIdleInSynctest[reason] holds and the reason's name does not
+ * end in "(durable)" already ("synctest.Run (durable)", but "chan receive
+ * (durable)" as named). No such array (before 1.24): nothing to add. */
+static void read_durable_reasons(struct go_state *s)
+{
+	struct ws_dwobj idle;
+	struct ws_error *err = ws_dwtype_global(s->prog, NULL,
+						"runtime.isIdleInSynctest",
+						&idle);
+	for (size_t i = 0; !err && i < s->nreasons; i++) {
+		struct ws_dwobj flag;
+		uint64_t durable = 0;
+		const char *name = s->reasons[i];
+		size_t len = strlen(name);
+
+		err = ws_dwtype_index(&idle, i, &flag);
+		if (!err)
+			err = ws_dwtype_read_uint(&flag, &durable);
+		if (err || !durable ||
+		    (len >= 9 && strcmp(name + len - 9, "(durable)") == 0))
+			continue;
+		if (asprintf(&s->durable_reasons[i], "%s (durable)", name) < 0)
+			s->durable_reasons[i] = NULL;
+	}
+	ws_error_destroy(err);
+}
+
 /* The target's own names of wait reasons (their order changes between Go
  * versions). Missing strings only cost the reason text. */
 static void read_wait_reasons(struct go_state *s)
@@ -360,6 +398,7 @@ static void read_wait_reasons(struct go_state *s)
 			s->leaked_reasons[i] = NULL;
 		s->nreasons = i + 1;
 	}
+	read_durable_reasons(s);
 }
 
 /* A Go program has a .go.buildinfo or .gopclntab section. */
@@ -430,8 +469,11 @@ static struct ws_error *read_gptrs(struct go_state *s, size_t *n)
 static struct ws_error *read_gs(struct go_state *s, size_t n)
 {
 	size_t w = (size_t)(s->g_hi - s->g_lo);
+	size_t had = s->gbuf_capacity;
 	if (!ws_grow((void **)&s->gbuf, &s->gbuf_capacity, n * w, 1))
 		return &ws_error_nomem;
+	if (s->gbuf_capacity != had)
+		ws_prefault(s->gbuf, n * w);
 	struct ws_remote_range ranges[BATCH];
 	for (size_t base = 0; base < n; base += BATCH) {
 		size_t k = n - base < BATCH ? n - base : BATCH;
@@ -766,6 +808,10 @@ static bool decode_g(struct go_state *s, struct ws_target *target,
 		if (reason < s->nreasons)
 			task->wait_reason = kind == GK_LEAKED
 				? s->leaked_reasons[reason] : s->reasons[reason];
+		if (kind == GK_WAITING && reason < s->nreasons &&
+		    s->durable_reasons[reason] && s->g.has_bubble &&
+		    G(s, gw, bubble) != 0)
+			task->wait_reason = s->durable_reasons[reason];
 		set_saved(task, pc, sp, bp);
 		break;
 	case GK_COPYSTACK:
@@ -876,6 +922,7 @@ static void go_destroy(struct ws_runtime *runtime)
 		for (size_t i = 0; i < s->nreasons; i++) {
 			free(s->reasons[i]);
 			free(s->leaked_reasons[i]);
+			free(s->durable_reasons[i]);
 		}
 		for (size_t i = 0; i < MAX_STATUS; i++)
 			free(s->unknown_states[i]);

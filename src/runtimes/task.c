@@ -14,9 +14,14 @@
 
 struct ws_task *ws_task_list_add(struct ws_task_list *list)
 {
+	size_t had = list->capacity;
 	if (!ws_grow((void **)&list->tasks, &list->capacity, list->n + 1,
 		     sizeof(*list->tasks)))
 		return NULL;
+	/* A registry of 10k tasks fills the whole list at once. */
+	if (list->capacity != had)
+		ws_prefault(list->tasks + had,
+			    (list->capacity - had) * sizeof(*list->tasks));
 	struct ws_task *task = &list->tasks[list->n++];
 	memset(task, 0, sizeof(*task));
 	return task;

@@ -99,6 +99,7 @@ struct ws_error *ws_sampler_create(struct ws_target *target,
 		s->options.stop_timeout_ns = WS_DEFAULT_STOP_TIMEOUT_NS;
 	ws_snapshot_set_init(&s->snapshots, target->pid);
 	ws_live_init(&s->live, target->pid);
+	ws_tick_stacks_init(&s->tick_stacks);
 	struct ws_budget_options budget = {
 		.max_pause_ns = options->max_pause_ns,
 		.max_cpu = options->max_cpu,
@@ -161,6 +162,7 @@ void ws_sampler_destroy(struct ws_sampler *s)
 	ws_snapshot_set_deinit(&s->snapshots);
 	ws_live_deinit(&s->live);
 	ws_stack_cache_destroy(s->stack_cache);
+	ws_tick_stacks_deinit(&s->tick_stacks);
 	free(s->pcs);
 	free(s->alt_pcs);
 	free(s->rolling_tids);
@@ -417,6 +419,7 @@ static struct ws_error *unwind_all(struct ws_sampler *s)
 	struct ws_error *err;
 	bool maps_reloaded = false;
 	ws_unwinder_new_tick(s->unwinder);
+	ws_tick_stacks_clear(&s->tick_stacks);
 	for (size_t i = 0; i < s->tasks.n; i++) {
 		/* Unwinding and naming (a module's debug info loaded the first
 		 * time) can take long: wallspy's own SIGINT/SIGTERM ends the
@@ -467,14 +470,24 @@ static struct ws_error *unwind_all(struct ws_sampler *s)
 			tt->nframes = nframes - tt->first_frame;
 			continue;
 		}
+		/* A stack seen before in this tick: its frames again. */
+		uint64_t stack_hash;
+		const char *unwind_stop = stop_reason;
+		if (ws_tick_stacks_find(&s->tick_stacks, s->pcs, npcs,
+					unwind_stop, &stack_hash,
+					&tt->first_frame, &tt->nframes))
+			continue;
 		for (size_t k = 0; k < npcs; k++) {
 			const struct ws_location *loc = ws_symbols_lookup(
 				s->symbols, s->pcs[k].pc,
 				s->pcs[k].is_return_address);
-			if (!loc->frames[0].module && refresh_modules(s))
+			if (!loc->frames[0].module && refresh_modules(s)) {
+				/* Names of earlier stacks may have changed. */
+				ws_tick_stacks_clear(&s->tick_stacks);
 				loc = ws_symbols_lookup(s->symbols,
 							s->pcs[k].pc,
 							s->pcs[k].is_return_address);
+			}
 			struct ws_frame *out = reserve_frames(s, nframes,
 							      loc->nframes + 1);
 			if (!out)
@@ -502,6 +515,8 @@ static struct ws_error *unwind_all(struct ws_sampler *s)
 			nframes++;
 		}
 		tt->nframes = nframes - tt->first_frame;
+		ws_tick_stacks_add(&s->tick_stacks, stack_hash, s->pcs, npcs,
+				   unwind_stop, tt->first_frame, tt->nframes);
 	}
 	tick->ntasks = s->tasks.n;
 	return NULL;

@@ -16,6 +16,7 @@
 #include "ws_sampler.h"
 #include "ws_snapshot.h"
 #include "ws_stack_cache.h"
+#include "ws_tick_stacks.h"
 #include "ws_unwind.h"
 
 /* A live tick's scratch, reused across ticks, and its counts: each task's
@@ -82,6 +83,8 @@ struct ws_sampler {
 	/* Unwinds of unchanged stacks, reused (NULL: off). */
 	struct ws_stack_cache *stack_cache;
 	uint64_t unwinds_reused;
+	/* This tick's distinct stacks and their frames (shared by tasks). */
+	struct ws_tick_stacks tick_stacks;
 };
 
 /* The read context of a tick: the budgets' task limit and the random

@@ -83,6 +83,7 @@ static uint8_t *chunk_alloc(struct ws_snapshot_set *set, size_t size)
 	uint8_t *bytes = malloc(want);
 	if (!bytes)
 		return NULL;
+	ws_prefault(bytes, want);
 	set->chunks[set->nchunks++] = (struct ws_snapshot_chunk){
 		.bytes = bytes, .size = want, .used = size};
 	set->chunk = set->nchunks - 1;
@@ -222,6 +223,7 @@ struct ws_error *ws_snapshot_take(struct ws_snapshot_set *set,
 			return &ws_error_nomem;
 		set->arena = arena;
 		set->arena_size = total;
+		ws_prefault(arena, total);
 	}
 
 	/* Second pass: batched reads, up to 256 ranges per call; a guarded

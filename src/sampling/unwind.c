@@ -43,6 +43,7 @@ struct ws_unwinder {
 	bool hit_truncation;
 	bool guessed;              /* see ws_unwinder_guessed */
 	struct page *pages;        /* direct-mapped remote page cache */
+	bool pages_used;           /* a page was filled since the last tick */
 	/* Frame steps learnt from libdw's unwinds, when frame sizes are
 	 * fixed per pc (Go): pc -> how far the caller's sp lies above this
 	 * frame's. Open addressing; key 0 = empty. */
@@ -115,6 +116,7 @@ static int read_word(struct ws_unwinder *u, uint64_t addr, unw_word_t *out)
 			return 0;
 		}
 		p->address = page + 1;
+		u->pages_used = true;
 	}
 	memcpy(out, p->bytes + (addr - page), sizeof(*out));
 	return 0;
@@ -288,6 +290,12 @@ void ws_unwinder_destroy(struct ws_unwinder *u)
 
 void ws_unwinder_new_tick(struct ws_unwinder *u)
 {
+	/* Emptying touches every page of the cache (1 MiB): not when
+	 * nothing was cached (Go stacks are read from their copies), which
+	 * would fault all 256 in on a dump. */
+	if (!u->pages_used)
+		return;
+	u->pages_used = false;
 	for (size_t i = 0; i < CACHE_PAGES; i++)
 		u->pages[i].address = 0;
 }

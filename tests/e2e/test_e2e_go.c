@@ -7,7 +7,8 @@
  * fidelity for every goroutine (goids, frames, lines, return addresses,
  * wait reasons, "locked to thread", "created by"; the runtime's own
  * goroutines hidden unless asked for), goroutine labels, runtime
- * selection, every frame named, the running goroutine's stack. The oldest
+ * selection, every frame named, the running goroutine's stack; from 1.25,
+ * the wait reasons of goroutines in a testing/synctest bubble. The oldest
  * and newest release: the text dump's "created by", dump at 100k
  * goroutines. The no-DWARF error.
  * Recording (the seed's workloads, the pause at 10k goroutines) is in
@@ -281,6 +282,86 @@ static void check_fidelity(const char *release)
 		check_fidelity(release);                                    \
 	}
 WS_GO_RELEASES(FIDELITY_TEST)
+
+/* ---- testing/synctest bubbles ---- */
+
+/* go_synctest.go's table: the states Go prints for its goroutines (Go's
+ * waitReasonStrings of runtime/runtime2.go, 1.25 and 1.26, and the
+ * " (durable)" runtime/traceback.go adds) and how many park in each by
+ * construction. */
+static const struct {
+	const char *state;
+	size_t copies;
+} synctest_states[] = {
+	/* Two main.parkDurableRecv and testing/synctest's own goroutine
+	 * (testingSynctestTest, started by synctest.Test), which starts the
+	 * one running the bubble's function and waits for it. */
+	{ "chan receive (durable)", 3 },
+	{ "chan send (durable)", 2 },
+	{ "select (durable)", 2 },
+	{ "sync.WaitGroup.Wait (durable)", 2 },
+	{ "synctest.Wait (durable)", 1 },
+	{ "synctest.Run (durable)", 1 },
+};
+
+/*
+ * 1b. Goroutines in a testing/synctest bubble, on the releases that have
+ * it (1.25 on): wallspy's `dump --json` of go_synctest against its own
+ * runtime.Stack(all), compared as in 1. (every goroutine, every parked one
+ * exactly), and the bubble's wait reasons spelled as Go prints them: each
+ * of the table's brackets on as many goroutines in Go's traceback and in
+ * wallspy's dump.
+ */
+static void check_synctest(const char *release)
+{
+	const char *dump_file = e2e_path(e2e_tmpdir(), "go-stacks.txt");
+	const char *args[] = { dump_file, NULL };
+	struct go_target t = start_go(release, "go_synctest", args, 30000);
+	cJSON *root = dump_json(t.proc.pid, NULL, NULL);
+	struct ws_go_traceback *tb;
+	struct e2e_symtab st = e2e_symtab_load(t.path);
+	struct go_dump dump = go_dump_load(root);
+	const struct go_fidelity_options plain = { 0 };
+	struct go_fidelity r;
+
+	t.dump_path = dump_file;
+	tb = go_own_traceback(&t);
+	go_fidelity_compare(tb, &dump, &st, &plain, &r);
+	go_fidelity_log(&r, release);
+	for (size_t k = 0; k < sizeof(synctest_states) / sizeof(*synctest_states); k++) {
+		size_t in_go = 0, in_ws = 0;
+
+		for (size_t i = 0; i < tb->ngoroutines; i++)
+			in_go += strcmp(tb->goroutines[i].state, synctest_states[k].state) == 0;
+		for (size_t i = 0; i < dump.n; i++)
+			in_ws += dump.goroutines[i].wait_reason &&
+				 strcmp(dump.goroutines[i].wait_reason,
+					synctest_states[k].state) == 0;
+		cr_expect_eq(in_go, synctest_states[k].copies, "go %s: Go prints "
+			     "[%s] on %zu goroutines, the fixture parks %zu", release,
+			     synctest_states[k].state, in_go, synctest_states[k].copies);
+		cr_expect_eq(in_ws, synctest_states[k].copies, "go %s: wallspy says "
+			     "\"%s\" of %zu goroutines, the fixture parks %zu", release,
+			     synctest_states[k].state, in_ws, synctest_states[k].copies);
+	}
+	cr_expect_eq(r.kinds[GO_MM_MISSING] + r.kinds[GO_MM_EXTRA], 0,
+		     "%zu goroutines missing, %zu extra", r.kinds[GO_MM_MISSING],
+		     r.kinds[GO_MM_EXTRA]);
+	cr_expect_eq(r.exact, r.parked, "%zu of %zu parked goroutines differ",
+		     r.parked - r.exact, r.parked);
+	go_dump_free(&dump);
+	e2e_symtab_free(&st);
+	ws_go_traceback_destroy(tb);
+	stop_go_healthy(&t);
+}
+
+#define SYNCTEST_TEST(id, release)                                          \
+	Test(e2e_go, synctest_wait_reasons_go##id, .timeout = 120,          \
+	     .fini = e2e_cleanup)                                           \
+	{                                                                   \
+		check_synctest(release);                                    \
+	}
+WS_GO_SYNCTEST(SYNCTEST_TEST)
 
 /* ---- "created by" in the text dump ---- */
 

@@ -67,14 +67,20 @@ Test(e2e_timeline, one_frame_per_function, .timeout = 90,
 		     by_function, example);
 
 	/* The same recording by line splits functions: what the default
-	 * must not do, seen. */
+	 * must not do, seen. A second of it catches only 1 to 3 functions
+	 * at two of their lines (4 runs), sometimes none: up to 4 recordings
+	 * until one does. */
 	const char *opts[] = { "--lines", NULL };
-	e2e_record(opts, target, &out, 60000);
-	v = ss_load(out);
-	int by_line = repeated_functions(&v, example, sizeof(example));
-	cr_log_info("--lines: %d functions in several frames, e.g. %s", by_line,
-		    example);
-	cr_expect_gt(by_line, 0, "--lines: no function at several lines");
+	int by_line = 0;
+	for (int attempt = 0; attempt < 4 && by_line == 0; attempt++) {
+		e2e_record(opts, target, &out, 60000);
+		v = ss_load(out);
+		by_line = repeated_functions(&v, example, sizeof(example));
+		cr_log_info("--lines, recording %d: %d functions in several "
+			    "frames, e.g. %s", attempt + 1, by_line, example);
+	}
+	cr_expect_gt(by_line, 0, "--lines: no function at several lines in 4 "
+		     "recordings");
 }
 
 Test(e2e_timeline, thread_phases, .timeout = 60, .fini = e2e_cleanup)

@@ -83,8 +83,8 @@ static struct ws_go_goroutine *current(struct parser *p)
 
 /*
  * Splits the bracket of a header into state and flags. Go prints
- * "STATUS[ (scan)][, N minutes][, locked to thread]"; strip from the end so
- * a state that itself contains ", " is left whole.
+ * "STATUS[ (scan)][, N minutes][, locked to thread][, synctest bubble N]";
+ * strip from the end so a state that itself contains ", " is left whole.
  */
 static struct ws_error *parse_state_text(struct ws_go_goroutine *g,
 					 const char *s, size_t len)
@@ -92,6 +92,15 @@ static struct ws_error *parse_state_text(struct ws_go_goroutine *g,
 	struct ws_error *err = copy_string(s, len, &g->raw_state);
 	if (err)
 		return err;
+	/* ", synctest bubble N" (Go >= 1.25: the goroutine's bubble). */
+	size_t digits = len;
+	while (digits > 0 && s[digits - 1] >= '0' && s[digits - 1] <= '9')
+		digits--;
+	if (digits < len && digits >= strlen(", synctest bubble ") &&
+	    ends_with(s, digits, ", synctest bubble ")) {
+		g->synctest_bubble = parse_decimal(s + digits, len - digits);
+		len = digits - strlen(", synctest bubble ");
+	}
 	if (ends_with(s, len, ", locked to thread")) {
 		g->locked_to_thread = true;
 		len -= strlen(", locked to thread");

@@ -39,13 +39,15 @@ struct ws_go_goroutine {
 	long goid;
 	char *raw_state;      /* bracket contents as printed, e.g.
 	                         "chan receive, 10 minutes, locked to thread" */
-	char *state;          /* raw_state without the " (scan)", ", N minutes"
-	                         and ", locked to thread" suffixes: the wait reason
+	char *state;          /* raw_state without the " (scan)", ", N minutes",
+	                         ", locked to thread" and ", synctest bubble N"
+	                         suffixes: the wait reason
 	                         ("chan receive", "semacquire", "IO wait", ...) or
 	                         the status ("running", "runnable", "syscall") */
 	int wait_minutes;     /* the ", N minutes" suffix; 0 when absent */
 	bool locked_to_thread;
 	bool scan;            /* " (scan)": GC was scanning its stack */
+	long synctest_bubble; /* ", synctest bubble N" (Go >= 1.25); 0: none */
 	struct ws_go_frame *frames;  /* innermost first, as printed */
 	size_t nframes;
 	bool frames_elided;   /* "...additional frames elided..." (Go 1.19 and

@@ -698,3 +698,33 @@ static void check_frame_details(const char *release)
 		check_frame_details(release);                               \
 	}
 WS_GO_RELEASES(FIDELITY_TESTS)
+
+/* Go >= 1.25: a goroutine in a testing/synctest bubble (as go_synctest's
+ * SIGQUIT traceback printed it with Go 1.25.14). */
+static const char bubble_snippet[] =
+	"goroutine 10 gp=0xc0000a0700 m=nil [synctest.Wait (durable), 22 minutes, synctest bubble 1]:\n"
+	"main.parkBubbleWait()\n"
+	"\t/src/go_synctest.go:102 +0x13\n"
+	"created by internal/synctest.Run in goroutine 8\n"
+	"\t/go/src/runtime/synctest.go:191 +0x118\n"
+	"\n"
+	"goroutine 11 [chan receive (durable), locked to thread, synctest bubble 12]:\n"
+	"main.parkDurableRecv(0x0?)\n"
+	"\t/src/go_synctest.go:62 +0x1a\n";
+
+Test(go_traceback, snippet_synctest_bubble)
+{
+	struct ws_go_traceback *tb = parse_ok(bubble_snippet);
+	cr_assert_eq(tb->ngoroutines, 2);
+
+	const struct ws_go_goroutine *g = &tb->goroutines[0];
+	cr_assert_str_eq(g->state, "synctest.Wait (durable)");
+	cr_assert_eq(g->wait_minutes, 22);
+	cr_assert_eq(g->synctest_bubble, 1);
+	g = &tb->goroutines[1];
+	cr_assert_str_eq(g->state, "chan receive (durable)");
+	cr_assert(g->locked_to_thread);
+	cr_assert_eq(g->synctest_bubble, 12);
+	cr_assert_eq(g->nframes, 1);
+	ws_go_traceback_destroy(tb);
+}
