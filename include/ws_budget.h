@@ -34,12 +34,18 @@ struct ws_budget {
 	 * in a live tick), and unwinding and naming it. */
 	double read_ns_per_task;
 	double unwind_ns_per_task;
+	/* OS threads (rolling ticks): wallspy's CPU for one thread's ptrace
+	 * cycle (seize, interrupt, wait for its stop, registers, stack copy,
+	 * resume; the kernel's time included), and the wall time from its
+	 * stop being collected to its resume (its hold, alone). */
+	double thread_cpu_ns;
+	double thread_hold_ns;
 	/* The one generator behind every random subset of a recording. */
 	struct ws_random random;
 };
 
 /* First guesses until ticks measure: 2 us to read a task, 10 us to unwind
- * it. */
+ * it; 10 us of CPU for an OS thread's cycle, 5 us to hold it. */
 void ws_budget_init(struct ws_budget *budget,
 		    const struct ws_budget_options *options, uint64_t seed);
 
@@ -61,6 +67,30 @@ void ws_budget_note_unwind(struct ws_budget *budget, uint64_t ns, size_t tasks);
  * too. Never below WS_BUDGET_MIN_TASKS. */
 size_t ws_budget_task_limit(const struct ws_budget *budget, uint64_t spent_ns,
 			    bool live);
+
+/* Records that a rolling tick took `threads` OS threads for `cpu_ns` of
+ * wallspy's CPU, holding them `hold_ns` in all (each from its stop
+ * collected to its resume, waits behind others left out). No-op for 0. */
+void ws_budget_note_threads(struct ws_budget *budget, uint64_t cpu_ns,
+			    uint64_t hold_ns, size_t threads);
+
+/* How many of a process's n OS threads this tick samples. With --max-cpu
+ * (0: every thread), a tick affords A = max_cpu * interval / c threads,
+ * c = thread_cpu_ns + unwind_ns_per_task. A process whose every thread
+ * fits (n <= A) is sampled whole, every tick; a bigger one gets
+ * floor(A), plus one with probability A - floor(A), so that wallspy's CPU
+ * over many ticks is the budget even when it affords 2.4 threads a tick;
+ * never fewer than one. No floor of WS_BUDGET_MIN_TASKS: a thread costs
+ * its stop and resume, several times a goroutine. Draws from the
+ * budget's generator. Whatever k, sampling k of n uniformly at random
+ * and weighting each by n/k keeps every total unbiased. */
+size_t ws_budget_thread_limit(struct ws_budget *budget, size_t n);
+
+/* How many OS threads a rolling tick holds at once (interrupted and not
+ * yet resumed): the last of a batch waits for the others to be taken
+ * before its own turn, so a batch is --max-pause over the hold of one
+ * thread (thread_hold_ns), at least 1. 0: no pause budget, no bound. */
+size_t ws_budget_thread_window(const struct ws_budget *budget);
 
 /* Keeps a uniform random subset of k of the list's tasks (k <= n), each
  * standing for n/k times what it stood for. */

@@ -45,4 +45,11 @@ static inline uint64_t ws_random_below(struct ws_random *r, uint64_t n)
 void ws_random_sample_front(struct ws_random *r, void *base, size_t n,
 			    size_t k, size_t size);
 
+/* Writes k distinct indices of [0, n) to out, every k-subset equally
+ * likely (Floyd's algorithm: k draws, whatever n, so picking 20 of 4,000
+ * threads costs 20 draws and no list of the 4,000). `bits`: the caller's
+ * scratch of (n + 63) / 64 words, any contents. k <= n. */
+void ws_random_subset(struct ws_random *r, size_t n, size_t k, size_t *out,
+		      uint64_t *bits);
+
 #endif

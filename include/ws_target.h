@@ -104,6 +104,18 @@ struct ws_target {
 	 * visited, so no stopped thread waits long for its turn (0: all at
 	 * once). Set by the sampler from its pause budget. */
 	size_t interrupt_window;
+	/* Rolling ticks: the sum over the tick's threads of each one's own
+	 * hold (from its registers read to its resume), waits behind others
+	 * left out: what one more thread in a batch adds to the last one's. */
+	uint64_t held_alone_ns;
+	/* The last tick's wanted threads (tids; its storage reused), and
+	 * whether it wanted every thread: the next tick clears the marks of
+	 * just those, not of every thread of a process of thousands. */
+	pid_t *tick_tids;
+	size_t ntick_tids, tick_tids_cap;
+	bool tick_all;
+	/* Live threads in the table, as ws_target_untraced counted them. */
+	size_t nlive;
 	struct ws_thread *threads;
 	size_t nthreads, capacity;
 	/* tid -> index+1 in threads (open addressing; 0 = empty). */
@@ -136,7 +148,9 @@ struct ws_error *ws_target_attach(pid_t pid, unsigned flags,
  * since the last scan): its thread count (one read of the leader's /proc
  * stat, about 3 us) less the known ones, after handling pending events;
  * *stale (may be NULL): true when the table knows more threads than the
- * process has (some exited untraced), so a scan would prune it. */
+ * process has (some exited untraced), so a scan would prune it. Between
+ * ticks only: in the same pass over the table, exited threads are dropped
+ * from it (target->nlive is the count left). */
 size_t ws_target_untraced(struct ws_target *target, bool *stale);
 
 /* Brings the table up to /proc/PID/task: threads not known yet are added

@@ -10,6 +10,8 @@ void ws_budget_init(struct ws_budget *b, const struct ws_budget_options *o,
 	b->options = *o;
 	b->read_ns_per_task = 2000;
 	b->unwind_ns_per_task = 10000;
+	b->thread_cpu_ns = 10000;
+	b->thread_hold_ns = 5000;
 	ws_random_seed(&b->random, seed);
 }
 
@@ -25,6 +27,40 @@ void ws_budget_note_unwind(struct ws_budget *b, uint64_t ns, size_t tasks)
 	if (tasks)
 		ws_budget_average(&b->unwind_ns_per_task,
 				  (double)ns / (double)tasks);
+}
+
+void ws_budget_note_threads(struct ws_budget *b, uint64_t cpu_ns,
+			    uint64_t hold_ns, size_t threads)
+{
+	if (!threads)
+		return;
+	ws_budget_average(&b->thread_cpu_ns, (double)cpu_ns / (double)threads);
+	ws_budget_average(&b->thread_hold_ns,
+			  (double)hold_ns / (double)threads);
+}
+
+size_t ws_budget_thread_limit(struct ws_budget *b, size_t n)
+{
+	const struct ws_budget_options *o = &b->options;
+	if (!(o->max_cpu > 0) || !o->interval_ns || n == 0)
+		return n;
+	double afford = o->max_cpu * (double)o->interval_ns /
+			(b->thread_cpu_ns + b->unwind_ns_per_task);
+	if (afford >= (double)n)
+		return n;
+	size_t k = (size_t)afford;
+	/* P(k + 1) = the fraction, so E[k] = afford. */
+	if (ws_random_unit(&b->random) < afford - (double)k)
+		k++;
+	return k ? k : 1;
+}
+
+size_t ws_budget_thread_window(const struct ws_budget *b)
+{
+	if (!b->options.max_pause_ns)
+		return 0;
+	double w = (double)b->options.max_pause_ns / b->thread_hold_ns;
+	return w < 1 ? 1 : (size_t)w;
 }
 
 size_t ws_budget_task_limit(const struct ws_budget *b, uint64_t spent_ns,

@@ -107,7 +107,6 @@ struct ws_error *ws_sampler_create(struct ws_target *target,
 	};
 	ws_budget_init(&s->budget, &budget, ws_now_ns());
 	s->scan_ns_per_thread = 1500;
-	s->visit_ns_per_thread = 10000;
 	s->pcs = calloc(s->options.max_frames, sizeof(*s->pcs));
 	s->alt_pcs = calloc(s->options.max_frames, sizeof(*s->alt_pcs));
 	struct ws_error *err = s->pcs && s->alt_pcs ? NULL : &ws_error_nomem;
@@ -169,6 +168,8 @@ void ws_sampler_destroy(struct ws_sampler *s)
 	free(s->pcs);
 	free(s->alt_pcs);
 	free(s->rolling_tids);
+	free(s->rolling_picks);
+	free(s->rolling_bits);
 	free(s->tick.tasks);
 	free(s->tick.frames);
 	free(s);
@@ -637,12 +638,15 @@ struct ws_error *ws_sampler_tick(struct ws_sampler *s,
 	if (err)
 		return err;
 	s->ticks++;
+	/* Naming threads (three system calls for one not named within a
+	 * second: most threads of a subsampled process of thousands) is
+	 * part of a sample's cost after the resume, as unwinding it is. */
+	uint64_t unwind_start = ws_now_ns();
 	name_threads(s);
 
 	if (!ws_grow((void **)&tick->tasks, &s->tick_capacity, s->tasks.n,
 		     sizeof(*tick->tasks)))
 		return &ws_error_nomem;
-	uint64_t unwind_start = ws_now_ns();
 	uint64_t cold_before = ws_symbols_cold_ns(s->symbols);
 	err = unwind_all(s);
 	tick->cold_naming_ns = ws_symbols_cold_ns(s->symbols) - cold_before;

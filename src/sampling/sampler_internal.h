@@ -73,11 +73,13 @@ struct ws_sampler {
 	size_t untraced;
 	uint64_t last_scan_ns;
 	double scan_ns_per_thread;
-	/* A rolling tick's threads (tids), the chosen ones first, and the
-	 * moving average of one thread's visit (describe and copy). */
-	double visit_ns_per_thread;
+	/* A rolling tick's threads (tids), the chosen ones first. */
 	pid_t *rolling_tids;
 	size_t rolling_tids_cap;
+	/* Scratch of the subset drawn (indices, and a bit per thread). */
+	size_t *rolling_picks;
+	uint64_t *rolling_bits;
+	size_t rolling_picks_cap, rolling_bits_cap;
 	/* Unwinds of unchanged stacks, reused (NULL: off). */
 	struct ws_stack_cache *stack_cache;
 	uint64_t unwinds_reused;

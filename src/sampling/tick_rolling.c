@@ -4,11 +4,13 @@
  * (ops->thread_task), copied and resumed as soon as its own stop arrives,
  * instead of waiting for the slowest one (on a busy machine a runnable
  * thread may take a millisecond to reach its stop). Within the budgets
- * (ws_budget.h): beyond what --max-cpu affords, a uniform random subset of
- * the threads is sampled, each sample standing for (threads / sampled); and
- * at most as many threads are interrupted at once as can be copied within
- * --max-pause, so none waits in its stop for a long queue before it. The
- * pause reported is the longest any one thread was held.
+ * (ws_budget.h): beyond what --max-cpu affords at the measured CPU of one
+ * thread's cycle (seize, stop, registers, copy, resume) and unwind, a
+ * uniform random subset of the threads is sampled, each sample standing
+ * for (threads / sampled), and a process whose every thread fits is
+ * sampled whole; and threads are held in batches no bigger than
+ * --max-pause over the hold of one, so none waits in its stop behind a
+ * long queue. The pause reported is the longest any one thread was held.
  */
 #include "sampler_internal.h"
 
@@ -22,7 +24,6 @@ struct rolling {
 	struct ws_sampler *sampler;
 	struct ws_error *err;
 	double scale;            /* threads each sample stands for */
-	uint64_t visit_ns;       /* spent describing and copying threads */
 };
 
 /* Lists and copies one thread's task. */
@@ -41,33 +42,50 @@ static struct ws_error *take_thread(struct ws_sampler *s,
 static void visit_thread(struct ws_thread *th, void *arg)
 {
 	struct rolling *r = arg;
-	uint64_t t0 = ws_now_ns();
 	if (!r->err)
 		r->err = take_thread(r->sampler, th, r->scale);
-	r->visit_ns += ws_now_ns() - t0;
 }
 
 /* The threads of this tick: every live one, or a uniform random k of them
- * when the CPU budget affords only k. */
+ * when the CPU budget affords only k (ws_budget_thread_limit); *n_live
+ * and *k are what the weights are made of. The table holds only live
+ * threads (ws_target_untraced compacted it before the tick), so a subset
+ * is drawn as k indices into it, without a pass over every thread. */
 static struct ws_error *choose(struct ws_sampler *s, size_t *n_live,
 			       size_t *k)
 {
 	struct ws_target *t = s->target;
+	size_t n = t->nthreads;
+	size_t want = ws_budget_thread_limit(&s->budget, t->nlive);
+	if (want > n)
+		want = n;
 	if (!ws_grow((void **)&s->rolling_tids, &s->rolling_tids_cap,
-		     t->nthreads ? t->nthreads : 1, sizeof(*s->rolling_tids)))
+		     want ? want : 1, sizeof(*s->rolling_tids)))
 		return &ws_error_nomem;
-	size_t n = 0;
-	for (size_t i = 0; i < t->nthreads; i++)
-		if (t->threads[i].run != WS_THREAD_GONE)
-			s->rolling_tids[n++] = t->threads[i].tid;
-	/* Reading a thread (stop, registers, copy, resume) is wallspy's CPU
-	 * as much as unwinding it. */
-	size_t limit = ws_budget_task_limit(&s->budget, 0, true);
-	*n_live = n;
-	*k = limit && limit < n ? limit : n;
-	if (*k < n)
-		ws_random_sample_front(&s->budget.random, s->rolling_tids, n,
-				       *k, sizeof(*s->rolling_tids));
+	size_t m = 0;
+	if (want == n) {
+		for (size_t i = 0; i < n; i++)
+			if (t->threads[i].run != WS_THREAD_GONE)
+				s->rolling_tids[m++] = t->threads[i].tid;
+		*n_live = *k = m;
+		return NULL;
+	}
+	if (!ws_grow((void **)&s->rolling_picks, &s->rolling_picks_cap, want,
+		     sizeof(*s->rolling_picks)) ||
+	    !ws_grow((void **)&s->rolling_bits, &s->rolling_bits_cap,
+		     (n + 63) / 64, sizeof(*s->rolling_bits)))
+		return &ws_error_nomem;
+	ws_random_subset(&s->budget.random, n, want, s->rolling_picks,
+			 s->rolling_bits);
+	/* A thread that exited since is left out: the rest are still a
+	 * uniform subset of the live ones. */
+	for (size_t i = 0; i < want; i++) {
+		const struct ws_thread *th = &t->threads[s->rolling_picks[i]];
+		if (th->run != WS_THREAD_GONE)
+			s->rolling_tids[m++] = th->tid;
+	}
+	*n_live = t->nlive;
+	*k = m;
 	return NULL;
 }
 
@@ -83,15 +101,11 @@ struct ws_error *ws_tick_rolling(struct ws_sampler *s)
 		return err;
 	struct rolling r = {.sampler = s, .scale = k ? (double)n / (double)k : 1};
 	/* The pause budget bounds the queue of stopped threads: a thread
-	 * waits for at most `window` others (their registers read, their
+	 * waits for at most `window` - 1 others (their registers read, their
 	 * stacks copied, resumed) before its own turn. */
-	double per = s->visit_ns_per_thread + 2000; /* + GETREGS, CONT */
-	double window = s->options.max_pause_ns
-				? (double)s->options.max_pause_ns / per
-				: 0;
-	t->interrupt_window = window <= 0 ? 0 : window < 1 ? 1 : (size_t)window;
+	t->interrupt_window = ws_budget_thread_window(&s->budget);
 
-	uint64_t t0 = ws_now_ns();
+	uint64_t cpu0 = ws_cpu_ns();
 	size_t stopped;
 	uint64_t longest;
 	err = ws_target_stop_threads(t, s->rolling_tids, k,
@@ -101,10 +115,9 @@ struct ws_error *ws_tick_rolling(struct ws_sampler *s)
 		err = r.err;
 	/* Chosen threads that did not stop in time are listed as such (not
 	 * when wallspy's own SIGINT/SIGTERM cut the tick short). */
-	for (size_t i = 0; !err && i < t->nthreads && !ws_target_stop_requested();
-	     i++) {
-		struct ws_thread *th = &t->threads[i];
-		if (th->run == WS_THREAD_GONE || !th->wanted ||
+	for (size_t i = 0; !err && i < k && !ws_target_stop_requested(); i++) {
+		struct ws_thread *th = ws_target_thread(t, s->rolling_tids[i]);
+		if (!th || th->run == WS_THREAD_GONE || !th->wanted ||
 		    (th->visited && th->regs_valid))
 			continue;
 		err = take_thread(s, th, r.scale);
@@ -124,11 +137,10 @@ struct ws_error *ws_tick_rolling(struct ws_sampler *s)
 	uint64_t end = ws_now_ns();
 	/* Group-stopped threads were put back into their stop already. */
 	s->phase_ns[WS_PHASE_STOP] += end - tick->start_ns;
-	if (stopped) {
-		ws_budget_note_read(&s->budget, end - t0, stopped);
-		ws_budget_average(&s->visit_ns_per_thread,
-				  (double)r.visit_ns / (double)stopped);
-	}
+	/* The whole cycle of a thread, the kernel's part included, is what
+	 * --max-cpu is spent on; its own hold is what a batch adds up. */
+	ws_budget_note_threads(&s->budget, ws_cpu_ns() - cpu0,
+			       t->held_alone_ns, stopped);
 	tick->pause_ns = longest;
 	return err;
 }

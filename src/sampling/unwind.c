@@ -26,6 +26,7 @@ enum {
 
 struct page {
 	uint64_t address;          /* page address + 1; 0 = empty */
+	uint64_t tick;             /* ws_unwinder.tick it was read in */
 	uint8_t bytes[PAGE_SIZE_];
 };
 
@@ -43,7 +44,7 @@ struct ws_unwinder {
 	bool hit_truncation;
 	bool guessed;              /* see ws_unwinder_guessed */
 	struct page *pages;        /* direct-mapped remote page cache */
-	bool pages_used;           /* a page was filled since the last tick */
+	uint64_t tick;             /* a page of another tick is stale */
 	/* Frame steps learnt from libdw's unwinds, when frame sizes are
 	 * fixed per pc (Go): pc -> how far the caller's sp lies above this
 	 * frame's. Open addressing; key 0 = empty. */
@@ -101,7 +102,7 @@ static int read_word(struct ws_unwinder *u, uint64_t addr, unw_word_t *out)
 		return 0;
 	}
 	struct page *p = &u->pages[(page / PAGE_SIZE_) % CACHE_PAGES];
-	if (p->address != page + 1) {
+	if (p->address != page + 1 || p->tick != u->tick) {
 		struct ws_error *err = ws_remote_read(u->pid, page, p->bytes,
 						      PAGE_SIZE_);
 		if (err) {
@@ -116,7 +117,7 @@ static int read_word(struct ws_unwinder *u, uint64_t addr, unw_word_t *out)
 			return 0;
 		}
 		p->address = page + 1;
-		u->pages_used = true;
+		p->tick = u->tick;
 	}
 	memcpy(out, p->bytes + (addr - page), sizeof(*out));
 	return 0;
@@ -290,14 +291,9 @@ void ws_unwinder_destroy(struct ws_unwinder *u)
 
 void ws_unwinder_new_tick(struct ws_unwinder *u)
 {
-	/* Emptying touches every page of the cache (1 MiB): not when
-	 * nothing was cached (Go stacks are read from their copies), which
-	 * would fault all 256 in on a dump. */
-	if (!u->pages_used)
-		return;
-	u->pages_used = false;
-	for (size_t i = 0; i < CACHE_PAGES; i++)
-		u->pages[i].address = 0;
+	/* Pages of earlier ticks are stale by their tick number: emptying
+	 * the cache would touch each of its 256 pages, every tick. */
+	u->tick++;
 }
 
 /* --- libdwfl backend --- */

@@ -69,13 +69,18 @@ static struct ws_error *rebuild_index(struct ws_target *t, size_t size)
 
 struct ws_error *target_threads_compact(struct ws_target *t)
 {
+	/* Entries move only from the first exited thread on: copying each
+	 * onto itself (400 bytes, registers and all) was 10 % of wallspy's
+	 * user time on wakers 1000 10, at a sample a tick. */
 	size_t out = 0;
-	for (size_t i = 0; i < t->nthreads; i++) {
+	while (out < t->nthreads && t->threads[out].run != WS_THREAD_GONE)
+		out++;
+	if (out == t->nthreads)
+		return NULL;
+	for (size_t i = out + 1; i < t->nthreads; i++) {
 		if (t->threads[i].run != WS_THREAD_GONE)
 			t->threads[out++] = t->threads[i];
 	}
-	if (out == t->nthreads)
-		return NULL;
 	t->nthreads = out;
 	return rebuild_index(t, t->tid_index_size);
 }
@@ -153,6 +158,7 @@ static void free_one(struct ws_target *t)
 {
 	if (t->count_fd >= 0)
 		close(t->count_fd);
+	free(t->tick_tids);
 	free(t->threads);
 	free(t->tid_index);
 	free(t);

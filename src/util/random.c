@@ -31,3 +31,20 @@ void ws_random_sample_front(struct ws_random *r, void *base, size_t n,
 			swap_bytes(bytes + i * size, bytes + j * size, size);
 	}
 }
+
+void ws_random_subset(struct ws_random *r, size_t n, size_t k, size_t *out,
+		      uint64_t *bits)
+{
+	memset(bits, 0, (n + 63) / 64 * sizeof(*bits));
+	size_t m = 0;
+	/* For j = n-k .. n-1: a random t of [0, j], or j itself when t is
+	 * taken already (j has never been a candidate before, so it is
+	 * free). */
+	for (size_t j = n - k; j < n && m < k; j++) {
+		size_t t = (size_t)ws_random_below(r, j + 1);
+		if (bits[t / 64] & (UINT64_C(1) << (t % 64)))
+			t = j;
+		bits[t / 64] |= UINT64_C(1) << (t % 64);
+		out[m++] = t;
+	}
+}

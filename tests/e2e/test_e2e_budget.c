@@ -1,13 +1,16 @@
 /*
  * End-to-end test of the budgets (--max-pause, --max-cpu): when a tick
  * samples a random subset of the tasks, weighted by (tasks / sampled), the
- * profile must match the unsampled one. go_parked_n parks goroutine i in chain
- * i % 4 (fixtures/go/go_parked_n.go), so each chain holds a quarter of the
- * goroutines by construction.
+ * profile must match the unsampled one, for goroutines and for OS threads.
+ * go_parked_n parks goroutine i in chain i % 4 (fixtures/go/go_parked_n.go),
+ * so each chain holds a quarter of the goroutines by construction;
+ * idle_threads A B parks A threads under idle_thread and B under
+ * idle_thread_b (fixtures/idle_threads.c).
  */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -117,4 +120,75 @@ Test(e2e_budget, sampled_profile_matches_unsampled, .timeout = 120,
 			  "--max-cpu 2: chain %s: %.0f goroutines per second vs %.0f unsampled",
 			  chain_leaf[c], cc, ac);
 	}
+}
+
+/* What a recording of idle_threads said: its summary, and the weight
+ * (thread-seconds) under each group and in all. */
+struct thread_shares {
+	struct e2e_summary s;
+	double a, b, total;
+};
+
+static struct thread_shares record_threads(pid_t pid, const char *seconds,
+					   const char *max_cpu)
+{
+	const char *opts[] = { "-d", seconds, "--runtime", "threads",
+			       "--max-cpu", max_cpu, NULL };
+	const char *file;
+	struct e2e_result res = e2e_attach(pid, opts, "threads.json", &file,
+					   60000);
+	cr_log_info("--max-cpu %s: %s", max_cpu, res.err);
+	struct thread_shares out = {.s = e2e_parse_summary(res.err)};
+	/* -d is kept whatever the thread count: wallspy's whole run (attach,
+	 * ticks, detach, write) within 3 s of it. */
+	cr_expect_lt(res.seconds, atof(seconds) + 3, "%.2f s for -d %s",
+		     res.seconds, seconds);
+	struct ss_view v = ss_load(file);
+	SS_FOR_EACH_SAMPLE(&v, profile, sample, w) {
+		out.total += w;
+		if (ss_has(&v, sample, "idle_thread_b"))
+			out.b += w;
+		else if (ss_has(&v, sample, "idle_thread"))
+			out.a += w;
+	}
+	return out;
+}
+
+/*
+ * Hundreds of OS threads beyond what --max-cpu affords: each tick samples a
+ * uniform random few at the asked rate, each standing for (threads /
+ * sampled), so every group's thread-seconds per second stay its size. 10 %
+ * of a core is 1 ms a 10 ms tick, a few to a hundred threads of the 301
+ * on any machine (tens of microseconds each here).
+ */
+enum { GROUP_A = 200, GROUP_B = 100 };
+
+Test(e2e_budget, os_threads_subsampled_at_the_rate, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	char *argv[] = { (char *)e2e_fixture("idle_threads"), "200", "100",
+			 NULL };
+	pid_t pid = e2e_start_ready(argv, "ready", 30000);
+	struct thread_shares r = record_threads(pid, "3", "10");
+	long threads = GROUP_A + GROUP_B + 1;
+	cr_expect_eq(r.s.tasks, threads, "%s", r.s.line);
+	double per_tick = (double)r.s.samples / (double)r.s.ticks;
+	cr_expect_lt(per_tick, threads / 2, "not a subset: %s", r.s.line);
+	/* The asked rate, 100 Hz, not the few ticks a second of sampling
+	 * every thread on a loaded machine (missed ticks are counted). */
+	cr_expect_geq(r.s.ticks + r.s.missed, 0.9 * 100 * r.s.seconds, "%s",
+		      r.s.line);
+	cr_expect_geq(r.s.ticks, 0.7 * 100 * r.s.seconds, "%s", r.s.line);
+	/* The total is exact (ticks x threads); the groups are estimates:
+	 * with k sampled a tick, group B's share per tick has a standard
+	 * deviation of at most 30 % at k = 5, 3 % over 100 ticks. */
+	double total = r.total / r.s.seconds, a = r.a / r.s.seconds,
+	       b = r.b / r.s.seconds;
+	cr_expect(fabs(total - threads) <= 0.05 * threads,
+		  "%.1f thread-seconds per second for %ld threads", total,
+		  threads);
+	cr_expect(fabs(a - GROUP_A) <= 0.15 * GROUP_A,
+		  "idle_thread: %.1f threads, %d by construction", a, GROUP_A);
+	cr_expect(fabs(b - GROUP_B) <= 0.15 * GROUP_B,
+		  "idle_thread_b: %.1f threads, %d by construction", b, GROUP_B);
 }

@@ -1,8 +1,8 @@
 /*
  * Unit tests of ws_budget (src/sampling/budget.c): task counts from the
- * pause and CPU budgets and measured costs, the moving average, and the
- * subsample that keeps weights unbiased; and ws_random_sample_front, which
- * every random subset uses. Expected numbers are worked out by hand from
+ * pause and CPU budgets and measured costs, OS threads' counts and batches,
+ * the moving average, and the subsample that keeps weights unbiased; and
+ * ws_random_sample_front and ws_random_subset, which random subsets use. Expected numbers are worked out by hand from
  * the formulas in ws_budget.h.
  */
 #include <criterion/criterion.h>
@@ -84,6 +84,73 @@ Test(budget, moving_average_of_measured_costs)
 	cr_assert_float_eq(b.read_ns_per_task, 1000, 1e-3);
 }
 
+Test(budget, threads_whole_when_every_one_fits)
+{
+	/* 2 % of 10 ms is 200 us; at the first guesses (10 us of CPU a
+	 * thread + 10 us to unwind it) that affords 10 threads: a process of
+	 * 1 to 10 is sampled whole every tick. No CPU budget: any number. */
+	struct ws_budget b = budget(1000000, 0.02, 10000000);
+	for (size_t n = 1; n <= 10; n++)
+		for (int r = 0; r < 100; r++)
+			cr_assert_eq(ws_budget_thread_limit(&b, n), n);
+	cr_assert_eq(ws_budget_thread_limit(&b, 0), 0);
+	b = budget(1000000, 0, 10000000);
+	cr_assert_eq(ws_budget_thread_limit(&b, 100000), 100000);
+	/* 200 Hz halves the tick's budget: 5 threads whole, 6 not. */
+	b = budget(1000000, 0.02, 5000000);
+	cr_assert_eq(ws_budget_thread_limit(&b, 5), 5);
+	cr_assert_eq(ws_budget_thread_limit(&b, 6), 5);
+}
+
+Test(budget, threads_beyond_the_budget_average_to_it)
+{
+	/* 1,000 threads at 100 Hz, 2 %: at 80 us of CPU a thread and 5 us
+	 * to unwind it, 200 / 85 = 2.353 threads a tick, not the 32 tasks
+	 * get: k is 2 or 3, 3 with probability 0.353, so its mean is the
+	 * budget. */
+	struct ws_budget b = budget(1000000, 0.02, 10000000);
+	for (int i = 0; i < 200; i++) {
+		ws_budget_note_threads(&b, 80000 * 10, 4000 * 10, 10);
+		ws_budget_note_unwind(&b, 5000, 1);
+	}
+	cr_assert_float_eq(b.thread_cpu_ns, 80000, 1e-3);
+	cr_assert_float_eq(b.thread_hold_ns, 4000, 1e-3);
+	enum { ROUNDS = 20000 };
+	double afford = 200000.0 / 85000.0, sum = 0;
+	for (int r = 0; r < ROUNDS; r++) {
+		size_t k = ws_budget_thread_limit(&b, 1000);
+		cr_assert(k == 2 || k == 3, "k = %zu", k);
+		sum += (double)k;
+	}
+	/* sd of the mean: sqrt(0.353 * 0.647 / 20000) = 0.0034; allow 6. */
+	cr_assert(fabs(sum / ROUNDS - afford) < 6 * 0.0034, "mean k %f",
+		  sum / ROUNDS);
+	/* A budget below one thread still samples one a tick. */
+	b = budget(0, 0.0001, 10000000); /* 1 us a tick */
+	cr_assert_eq(ws_budget_thread_limit(&b, 1000), 1);
+	/* Nothing stopped: the averages stay. */
+	ws_budget_note_threads(&b, 123, 456, 0);
+	cr_assert_float_eq(b.thread_cpu_ns, 10000, 1e-9);
+	cr_assert_float_eq(b.thread_hold_ns, 5000, 1e-9);
+}
+
+Test(budget, thread_batches_from_the_hold_of_one)
+{
+	/* 1 ms at the first guess of 5 us a hold: batches of 200; at 90 us,
+	 * 11; at 2 ms, still 1; no pause budget, no bound. */
+	struct ws_budget b = budget(1000000, 0.02, 10000000);
+	cr_assert_eq(ws_budget_thread_window(&b), 200);
+	/* 0.8 * 5 + 0.2 * 90 = 22 us: 45. */
+	ws_budget_note_threads(&b, 10000, 90000, 1);
+	cr_assert_eq(ws_budget_thread_window(&b), 45);
+	b.thread_hold_ns = 90000;
+	cr_assert_eq(ws_budget_thread_window(&b), 11);
+	b.thread_hold_ns = 2000000;
+	cr_assert_eq(ws_budget_thread_window(&b), 1);
+	b = budget(0, 0.02, 10000000);
+	cr_assert_eq(ws_budget_thread_window(&b), 0);
+}
+
 Test(budget, subsample_is_uniform_and_unbiased)
 {
 	enum { N = 1000, K = 100, ROUNDS = 20000 };
@@ -156,4 +223,39 @@ Test(random, sample_front_moves_whole_elements)
 		cr_assert(!seen[v], "element %u duplicated", v);
 		seen[v] = true;
 	}
+}
+
+/* ws_random_subset: k distinct indices, each index in as many subsets as
+ * any other (k/n of them), and k = n gives every index. */
+Test(random, subset_is_distinct_and_uniform)
+{
+	enum { N = 300, K = 7, ROUNDS = 30000 };
+	static unsigned picked[N];
+	uint64_t bits[(N + 63) / 64];
+	size_t out[N];
+	struct ws_random r;
+	ws_random_seed(&r, 7);
+	/* Scratch left dirty by the caller is fine. */
+	memset(bits, 0xff, sizeof(bits));
+	for (int round = 0; round < ROUNDS; round++) {
+		ws_random_subset(&r, N, K, out, bits);
+		bool seen[N] = {false};
+		for (size_t i = 0; i < K; i++) {
+			cr_assert_lt(out[i], N);
+			cr_assert(!seen[out[i]], "index %zu twice", out[i]);
+			seen[out[i]] = true;
+			picked[out[i]]++;
+		}
+	}
+	/* Expected 30000 * 7 / 300 = 700, sd sqrt(700 * (1 - 7/300)) = 26.1;
+	 * allow 6. */
+	for (size_t i = 0; i < N; i++)
+		cr_assert(fabs((double)picked[i] - 700) < 6 * 26.1,
+			  "index %zu picked %u times", i, picked[i]);
+	ws_random_subset(&r, N, N, out, bits);
+	bool seen[N] = {false};
+	for (size_t i = 0; i < N; i++)
+		seen[out[i]] = true;
+	for (size_t i = 0; i < N; i++)
+		cr_assert(seen[i], "k = n left out %zu", i);
 }
