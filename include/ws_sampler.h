@@ -61,6 +61,9 @@ struct ws_sampler_options {
 	bool system_tasks;
 	/* Read tasks' labels (dump; record when grouping by a label). */
 	bool labels;
+	/* One tick only (dump): no memo of unwinds, which only a later
+	 * tick could reuse. */
+	bool one_tick;
 	struct ws_sampler_switches switches;
 	/* Where uncompressed copies of compressed debug info come from
 	 * (borrowed, must outlive the sampler; NULL: as installed). */

@@ -78,6 +78,7 @@ int ws_cmd_dump(const struct ws_options *o)
 		.debuginfod = debuginfod,
 		.system_tasks = o->system_tasks,
 		.labels = true,
+		.one_tick = true,
 	};
 	struct ws_sampler *sampler = NULL;
 	const struct ws_tick *tick = NULL;

@@ -360,16 +360,24 @@ static void decode_stack(struct state *s, uint64_t address, const uint8_t *tb,
 
 /* Fills `task` (zeroed) from the copy of its struct; false when the struct
  * holds no task (done, or no readable state). */
+bool desc_task_listed(struct state *s, uint64_t address, const uint8_t *tb,
+		      const char **state_name)
+{
+	uint64_t v;
+	if (!try_get(s, &s->d.state, address, tb, &v))
+		return false;
+	*state_name = ws_descriptor_map_lookup(&s->d.states, (int64_t)v);
+	return !*state_name || strcmp(*state_name, "done") != 0;
+}
+
 static bool decode_task(struct state *s, struct ws_target *target,
 			const struct ws_read_context *context, uint64_t address,
 			const uint8_t *tb, struct ws_task *task)
 {
 	struct descriptor *d = &s->d;
 	uint64_t v;
-	if (!try_get(s, &d->state, address, tb, &v))
-		return false;
-	const char *state_name = ws_descriptor_map_lookup(&d->states, (int64_t)v);
-	if (state_name && strcmp(state_name, "done") == 0)
+	const char *state_name;
+	if (!desc_task_listed(s, address, tb, &state_name))
 		return false;
 
 	task->address = address;
@@ -591,6 +599,7 @@ static void descriptor_destroy(struct ws_runtime *runtime)
 	struct state *s = runtime->state;
 	if (s) {
 		ws_dwtype_program_destroy(s->prog);
+		ws_read_cache_destroy(s->blocks);
 		ws_descriptor_deinit(&s->d);
 		free(s->d.source);
 		free(s->buf);
@@ -653,7 +662,16 @@ struct ws_error *ws_descriptor_runtime_create(const char *text,
 	rt->state = s;
 	rt->caps = &s->caps;
 	s->pid = target->pid;
-	s->reader = reader ? *reader : ws_remote_reader(&s->pid);
+	struct ws_memory_reader inner = reader ? *reader
+					       : ws_remote_reader(&s->pid);
+	/* A list's walk reads each task after the one before it: blocks of
+	 * 16 KiB serve the reads that fall near each other (structs
+	 * allocated side by side) with one system call per block, yet copy
+	 * little more than needed when tasks lie far apart (one per stack
+	 * mapping), as 64 KiB blocks would. Without the cache (out of
+	 * memory), reads go straight to the target. */
+	s->blocks = ws_read_cache_create(&inner, 16384, 32);
+	s->reader = s->blocks ? ws_read_cache_reader(s->blocks) : inner;
 	s->warn = warn;
 	s->warn_arg = warn_arg;
 	ws_maps_init(&s->maps, target->pid);

@@ -151,6 +151,7 @@ struct ws_error *ws_descriptor_read_file(const char *path, char **ret);
 /* ---- the adapter's state (runtime_descriptor.c and _walk.c) ---- */
 
 #include "ws_maps.h"
+#include "ws_read_cache.h"
 #include "ws_remote_memory.h"
 #include "ws_target.h"
 
@@ -201,7 +202,8 @@ struct state {
 	struct ws_runtime_caps caps;
 	struct descriptor d;
 	struct ws_dwtype_program *prog;
-	struct ws_memory_reader reader;
+	struct ws_memory_reader reader; /* through `blocks` when it exists */
+	struct ws_read_cache *blocks;   /* on while a list is walked */
 	pid_t pid;                 /* 0: an in-memory image */
 	ws_descriptor_warn_fn warn;
 	void *warn_arg;
@@ -263,8 +265,13 @@ const char *desc_task_string(struct state *s, const struct ws_dwpath *path,
 			     uint64_t address, const uint8_t *tb);
 const char *desc_target_prefixed(struct state *s, uint64_t address);
 const char *desc_reason_bits(struct state *s, uint64_t v);
+/* Whether the copy `tb` of the struct at `address` holds a task to list
+ * (its state is readable and not "done"), and the state's name (NULL: a
+ * value the descriptor does not map). Cheap: one member. */
+bool desc_task_listed(struct state *s, uint64_t address, const uint8_t *tb,
+		      const char **state_name);
 /* Adds the task decoded from the copy `tb` of the struct at `address`, if
- * it holds one (*added). */
+ * it holds one (*added: desc_task_listed). */
 struct ws_error *desc_add_task(struct state *s, struct ws_target *target,
 			       const struct ws_read_context *context,
 			       uint64_t address, const uint8_t *tb,

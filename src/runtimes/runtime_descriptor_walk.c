@@ -192,34 +192,35 @@ struct reservoir {
 	uint64_t seen;             /* tasks this root reached */
 };
 
-/* Decodes the task at `address` (its struct in s->buf) into the sample. */
+/* Adds the task at `address` (its struct in s->buf) to the sample: one
+ * of the first k whole, a later one only when it replaces a kept one,
+ * with probability k / seen, so the walk decodes about k (1 + ln(n / k))
+ * of a list's n tasks, not n. A replaced task's strings stay in the
+ * arena until the tick ends. */
 static struct ws_error *keep_sampled(struct state *s, struct ws_target *target,
 				     const struct ws_read_context *context,
 				     uint64_t address, struct ws_task_list *out,
 				     struct reservoir *kept)
 {
 	size_t k = context->limit;
-	struct arena mark = s->strings;
+	const char *state_name;
 	bool added;
-	struct ws_error *err = desc_add_task(s, target, context, address, s->buf,
-					     out, &added);
-	if (err || !added)
-		return err;
+	if (!desc_task_listed(s, address, s->buf, &state_name))
+		return NULL;
 	kept->seen++;
 	if (!k || kept->seen <= k)
-		return NULL;
-	/* The reservoir is full: the new task (last in out) replaces a
-	 * random kept one with probability k / seen, else is dropped, its
-	 * strings with it. */
+		return desc_add_task(s, target, context, address, s->buf, out,
+				     &added);
 	uint64_t j = ws_random_below(context->random, kept->seen);
-	if (j < k) {
+	if (j >= k)
+		return NULL;
+	struct ws_error *err = desc_add_task(s, target, context, address,
+					     s->buf, out, &added);
+	if (!err && added) {
 		out->tasks[kept->first + j] = out->tasks[out->n - 1];
-	} else {
-		s->strings.current = mark.current;
-		s->strings.used = mark.used;
+		out->n--;
 	}
-	out->n--;
-	return NULL;
+	return err;
 }
 
 /* Each of the k tasks kept of a root sampled down stands for seen / k
@@ -322,8 +323,14 @@ static struct ws_error *walk_list(struct state *s, struct ws_target *target,
 				  struct ws_task_list *out)
 {
 	struct reservoir kept = { .first = out->n };
+	/* Each task leads to the next: read through the block cache, which
+	 * serves neighbouring structs from one read. */
+	if (s->blocks)
+		ws_read_cache_begin(s->blocks);
 	struct ws_error *err = walk_list_into(s, target, context, r, ridx, out,
 					      &kept);
+	if (s->blocks)
+		ws_read_cache_end(s->blocks);
 	reservoir_scale(&kept, context, out);
 	return err;
 }

@@ -123,9 +123,11 @@ struct ws_error *ws_sampler_create(struct ws_target *target,
 	}
 	/* One slot per task up to 4096 tasks. Not for fixed-frame runtimes
 	 * (Go): their learnt steps unwind a stack faster than it hashes
-	 * (go_parked_n 1000: 1.35 us per sample without, 1.5 with).
-	 * A switch turns it off (to compare). */
-	if (!err && !s->runtime->caps->fixed_frames &&
+	 * (go_parked_n 1000: 1.35 us per sample without, 1.5 with). Not
+	 * for a single tick: hashing every stack and filling slots no tick
+	 * reads was 14 % of a dump of 512 threads (perf). A switch turns it
+	 * off (to compare). */
+	if (!err && !s->runtime->caps->fixed_frames && !options->one_tick &&
 	    !s->options.switches.no_stack_cache)
 		s->stack_cache = ws_stack_cache_create(4096);
 	if (!err)
