@@ -23,6 +23,7 @@
 #include "ws_clock.h"
 #include "ws_debugcache.h"
 #include "ws_finder.h"
+#include "ws_grow.h"
 #include "ws_hash.h"
 
 /* One slot of the location cache; location == NULL marks an empty slot. */
@@ -30,6 +31,14 @@ struct cache_slot {
 	uint64_t pc;
 	bool is_return_address;
 	struct ws_location *location;
+};
+
+/* Whether and how a module's Go function table names whole frames. */
+struct go_table {
+	Dwfl_Module *module;
+	bool usable;
+	GElf_Addr bias;
+	struct gopclntab table;
 };
 
 /* One slot of the string table; str == NULL marks an empty slot. */
@@ -50,6 +59,8 @@ struct ws_symbols {
 	size_t strings_capacity;
 	size_t strings_count;
 	struct symbols_index index;	/* for modules without aranges */
+	struct go_table *go_tables;	/* modules' .gopclntab, opened once */
+	size_t ngo_tables, go_tables_cap;
 	uint64_t cold_ns;		/* time in resolve(), summed */
 };
 
@@ -486,6 +497,104 @@ static const char *go_function(struct ws_symbols *symbols, Dwfl_Module *module,
 	return name ? intern(symbols, name, out_of_memory) : NULL;
 }
 
+/* The ELF address of the module's symbol `name` (0: none); a linear
+ * scan, once per Go module. */
+static uint64_t symbol_address(Dwfl_Module *module, const char *name)
+{
+	int n = dwfl_module_getsymtab(module);
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		const char *s = dwfl_module_getsym(module, i, &sym, NULL);
+		if (s && strcmp(s, name) == 0)
+			return sym.st_value;
+	}
+	return 0;
+}
+
+/* The module's Go function table when it can name whole frames (a Go
+ * 1.20 or later binary with its DWARF and symbol table), else NULL. */
+static const struct go_table *go_table(struct ws_symbols *symbols,
+				       Dwfl_Module *module)
+{
+	for (size_t i = 0; i < symbols->ngo_tables; i++)
+		if (symbols->go_tables[i].module == module)
+			return symbols->go_tables[i].usable
+				? &symbols->go_tables[i] : NULL;
+	if (!ws_grow((void **)&symbols->go_tables, &symbols->go_tables_cap,
+		     symbols->ngo_tables + 1, sizeof(*symbols->go_tables)))
+		return NULL;
+	struct go_table *g = &symbols->go_tables[symbols->ngo_tables++];
+	memset(g, 0, sizeof(*g));
+	g->module = module;
+	Elf_Scn *scn = ws_module_find_section(module, ".gopclntab");
+	Elf_Scn *text = ws_module_find_section(module, ".text");
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	GElf_Shdr header, text_header;
+	if (!data || !data->d_buf || !text || !gelf_getshdr(scn, &header) ||
+	    !gelf_getshdr(text, &text_header) ||
+	    !dwfl_module_getelf(module, &g->bias))
+		return NULL;
+	/* Without DWARF (-ldflags=-w) the names stay the symbol table's and
+	 * frames have no file, as before. */
+	Dwarf_Addr dwarf_bias;
+	if (!dwfl_module_getdwarf(module, &dwarf_bias))
+		return NULL;
+	uint64_t gofunc = symbol_address(module, "go:func.*");
+	g->usable = gofunc &&
+		symbols_gopclntab_open(&g->table, data->d_buf, data->d_size,
+				       header.sh_addr, text_header.sh_addr,
+				       gofunc);
+	return g->usable ? g : NULL;
+}
+
+/* Names the frames of a pc in Go code from the module's .gopclntab, as
+ * Go's own traceback does (function, file:line, inlined calls, wrappers):
+ * a binary search and the function's own tables, where the DWARF way
+ * loads the line table of the pc's whole package. False when the table
+ * cannot (not Go 1.20 on, not Go code, a return address at its
+ * function's entry): then DWARF decides. */
+static bool go_frames(struct ws_symbols *symbols, Dwfl_Module *module,
+		      Dwarf_Addr lookup_pc, Dwarf_Addr pc,
+		      const struct ws_frame *base,
+		      struct ws_location **location, bool *out_of_memory)
+{
+	const struct go_table *g = go_table(symbols, module);
+	if (!g)
+		return false;
+	/* A return address at a function's entry: Go's traceback does not
+	 * back it up (see go_function), nor does this. */
+	uint64_t entry;
+	if (lookup_pc != pc &&
+	    symbols_gopclntab_lookup(g->table.data, g->table.size,
+				     g->table.text, pc - g->bias, &entry) &&
+	    entry == pc - g->bias)
+		return false;
+	struct gopclntab_frame frames[MAX_CALL_DEPTH];
+	int n = symbols_gopclntab_frames(&g->table, lookup_pc - g->bias,
+					 frames, MAX_CALL_DEPTH, &entry);
+	if (n <= 0)
+		return false;
+	struct ws_location *grown = realloc(*location, sizeof(**location) +
+					    (size_t)n * sizeof(grown->frames[0]));
+	if (!grown) {
+		*out_of_memory = true;
+		return false;
+	}
+	*location = grown;
+	grown->nframes = 0;
+	for (int i = 0; i < n; i++) {
+		struct ws_frame *frame = &grown->frames[grown->nframes++];
+		*frame = *base;
+		frame->function = intern(symbols, frames[i].function,
+					 out_of_memory);
+		frame->file = intern(symbols, frames[i].file, out_of_memory);
+		frame->line = frames[i].line;
+		frame->inlined = frames[i].inlined;
+		frame->wrapper = frames[i].wrapper;
+	}
+	return true;
+}
+
 /* Resolves pc from scratch. Returns NULL on out of memory. */
 static struct ws_location *resolve(struct ws_symbols *symbols, uint64_t pc,
 				   bool is_return_address)
@@ -518,6 +627,17 @@ static struct ws_location *resolve(struct ws_symbols *symbols, uint64_t pc,
 		base.module = intern(symbols, module_basename(path),
 				     &out_of_memory);
 	base.module_offset = pc - start;
+	if (go_frames(symbols, module, lookup_pc, pc, &base, &location,
+		      &out_of_memory)) {
+		if (!out_of_memory)
+			return location;
+		free(location);
+		return NULL;
+	}
+	if (out_of_memory) {
+		free(location);
+		return NULL;
+	}
 
 	/* The CU and the call chain: libdwfl's lookup (through
 	 * .debug_aranges) first, so modules that have them (gcc's output,
@@ -683,6 +803,7 @@ void ws_symbols_destroy(struct ws_symbols *symbols)
 		free(symbols->strings[i].str);
 	free(symbols->strings);
 	symbols_index_deinit(&symbols->index);
+	free(symbols->go_tables);
 	if (symbols->dwfl)
 		dwfl_end(symbols->dwfl);
 	ws_finder_destroy(symbols->finder);

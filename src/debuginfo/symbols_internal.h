@@ -35,6 +35,37 @@ const char *symbols_gopclntab_lookup(const void *section, size_t size,
 				     uint64_t text_start, uint64_t pc,
 				     uint64_t *entry);
 
+/* A module's .gopclntab opened for whole frames (Go 1.20 on). Offsets
+ * are from the start of the section. */
+struct gopclntab {
+	const uint8_t *data;
+	size_t size;
+	uint64_t text;			/* the ELF address of entry offset 0 */
+	uint64_t nfunc, funcnames, cutab, filetab, pctab, functab;
+	uint64_t gofunc;		/* go:func.*, where inline trees lie */
+	unsigned quantum;
+	uint8_t wrapper_id;		/* abi.FuncIDWrapper */
+};
+
+/* One frame of a pc, innermost first; strings point into the section. */
+struct gopclntab_frame {
+	const char *function, *file;
+	int line;
+	bool inlined, wrapper;
+};
+
+/* Opens the section (bytes at ELF address section_address; go:func.* at
+ * ELF address gofunc); false for a layout other than 1.20's and later's. */
+bool symbols_gopclntab_open(struct gopclntab *t, const void *section,
+			    size_t size, uint64_t section_address,
+			    uint64_t text_start, uint64_t gofunc);
+
+/* The frames of ELF address pc (inlined calls first, the function last)
+ * and its function's entry; 0 when the table does not cover pc. */
+int symbols_gopclntab_frames(const struct gopclntab *t, uint64_t pc,
+			     struct gopclntab_frame *frames, int max,
+			     uint64_t *entry);
+
 struct module_index;
 
 /* The indexes of one Dwfl's modules, each built on the first address its
