@@ -3,9 +3,11 @@
  * (function, file:line, module) with libdw, expanding inlined calls. Owns the
  * process's Dwfl, a cache keyed by (pc, is_return_address) and every string
  * and ws_location it hands out. Finding the scopes that hold a pc (and the
- * index for modules without .debug_aranges) is symbols_index.c's. It never
- * attaches to the target: unwinding and DWARF types belong to other modules,
- * which borrow the Dwfl.
+ * index for modules without .debug_aranges) is symbols_index.c's, naming
+ * Go code from its .gopclntab symbols_go.c's, and questions about modules
+ * (sections, a function by name, the module list) symbols_modules.c's. It
+ * never attaches to the target: unwinding and DWARF types belong to other
+ * modules, which borrow the Dwfl.
  */
 #include "ws_symbols.h"
 
@@ -23,46 +25,7 @@
 #include "ws_clock.h"
 #include "ws_debugcache.h"
 #include "ws_finder.h"
-#include "ws_grow.h"
 #include "ws_hash.h"
-
-/* One slot of the location cache; location == NULL marks an empty slot. */
-struct cache_slot {
-	uint64_t pc;
-	bool is_return_address;
-	struct ws_location *location;
-};
-
-/* Whether and how a module's Go function table names whole frames. */
-struct go_table {
-	Dwfl_Module *module;
-	bool usable;
-	GElf_Addr bias;
-	struct gopclntab table;
-};
-
-/* One slot of the string table; str == NULL marks an empty slot. */
-struct string_slot {
-	uint64_t hash;
-	char *str;
-};
-
-struct ws_symbols {
-	pid_t pid;
-	Dwfl *dwfl;
-	struct ws_finder *finder;	/* where module files come from */
-	/* Open addressing with linear probing; capacities are powers of two. */
-	struct cache_slot *cache;
-	size_t cache_capacity;
-	size_t cache_count;
-	struct string_slot *strings;
-	size_t strings_capacity;
-	size_t strings_count;
-	struct symbols_index index;	/* for modules without aranges */
-	struct go_table *go_tables;	/* modules' .gopclntab, opened once */
-	size_t ngo_tables, go_tables_cap;
-	uint64_t cold_ns;		/* time in resolve(), summed */
-};
 
 enum {
 	CACHE_INITIAL_CAPACITY = 1024,
@@ -140,8 +103,8 @@ static const char *intern_prefix(struct ws_symbols *symbols, const char *s,
 /* Returns the table's copy of s (NULL for NULL). On out of memory returns
  * NULL and sets *out_of_memory, so the caller can tell "unknown" from
  * "failed". */
-static const char *intern(struct ws_symbols *symbols, const char *s,
-			  bool *out_of_memory)
+const char *symbols_intern(struct ws_symbols *symbols, const char *s,
+			   bool *out_of_memory)
 {
 	return s ? intern_prefix(symbols, s, strlen(s), out_of_memory) : NULL;
 }
@@ -239,7 +202,7 @@ static const char *demangle(struct ws_symbols *symbols, const char *mangled,
 						      DMGL_AUTO);
 	if (!plain)
 		return NULL;
-	const char *kept = intern(symbols, plain, out_of_memory);
+	const char *kept = symbols_intern(symbols, plain, out_of_memory);
 	free(plain);
 	return kept;
 }
@@ -339,7 +302,7 @@ static const char *scoped_name(struct ws_symbols *symbols, Dwarf_Die *die,
 	if (len == 0)
 		return NULL;
 	snprintf(name + len, sizeof(name) - len, "%s", own);
-	return intern(symbols, name, out_of_memory);
+	return symbols_intern(symbols, name, out_of_memory);
 }
 
 /* ---- resolving one address ---- */
@@ -388,15 +351,15 @@ static bool add_dwarf_frames(struct ws_symbols *symbols, Dwarf_Die *chain,
 		/* C++ and Rust: the qualified name the linkage name spells
 		 * (the DIE's own is the bare "wait_for_job"). */
 		const char *linkage = die_linkage_name(&chain[i]);
-		frame->linkage_name = intern(symbols, linkage, out_of_memory);
+		frame->linkage_name = symbols_intern(symbols, linkage, out_of_memory);
 		frame->function = demangle(symbols, linkage, out_of_memory);
 		if (!frame->function && !linkage)
 			frame->function = scoped_name(symbols, &chain[i],
 						      out_of_memory);
 		if (!frame->function)
-			frame->function = intern(symbols, die_name(&chain[i]),
+			frame->function = symbols_intern(symbols, die_name(&chain[i]),
 						 out_of_memory);
-		frame->file = intern(symbols, file, out_of_memory);
+		frame->file = symbols_intern(symbols, file, out_of_memory);
 		frame->line = line;
 		frame->inlined = i != subprogram;
 		/* Go marks its go-statement and method wrappers so. */
@@ -427,7 +390,7 @@ static size_t symbol_name_length(const char *name)
 /* The name frames give a module: its file's basename, and "[vdso]" for
  * the vDSO, which libdwfl reports as "[vdso: PID]" (a PID in a name makes
  * the same code a different frame in every run). */
-static const char *module_basename(const char *path)
+const char *symbols_module_basename(const char *path)
 {
 	if (strncmp(path, "[vdso", 5) == 0)
 		return "[vdso]";
@@ -460,139 +423,9 @@ static const char *unnamed_function(struct ws_symbols *symbols,
 					    NULL, NULL, NULL);
 	char name[512];
 	snprintf(name, sizeof(name), "%s+0x%" PRIx64,
-		 path ? module_basename(path) : "?",
+		 path ? symbols_module_basename(path) : "?",
 		 (uint64_t)(start + bias - module_start));
-	return intern(symbols, name, out_of_memory);
-}
-
-/* A Go function's name from its module's .gopclntab (see
- * symbols_gopclntab.c), for pcs the symbol table misses. A return address
- * (pc, looked up as lookup_pc = pc - 1) is backed up only when it is past
- * its function's entry, as Go's traceback does: Go 1.19 saves
- * runtime.systemstack_switch's entry as the pc of a goroutine on the
- * system stack, and the byte before is the padding after runtime.mcall.
- * NULL when the module has no table or it does not cover the pc. A scan
- * of the section headers and a binary search: cold lookups only. */
-static const char *go_function(struct ws_symbols *symbols, Dwfl_Module *module,
-			       Dwarf_Addr lookup_pc, Dwarf_Addr pc,
-			       bool *out_of_memory)
-{
-	Elf_Scn *scn = ws_module_find_section(module, ".gopclntab");
-	Elf_Scn *text = ws_module_find_section(module, ".text");
-	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
-	GElf_Shdr text_header;
-	GElf_Addr bias;
-	if (!data || !data->d_buf || !text ||
-	    !gelf_getshdr(text, &text_header) ||
-	    !dwfl_module_getelf(module, &bias))
-		return NULL;
-	uint64_t entry = 0;
-	const char *name = symbols_gopclntab_lookup(
-		data->d_buf, data->d_size, text_header.sh_addr, pc - bias,
-		&entry);
-	if (lookup_pc != pc && (!name || entry != pc - bias))
-		name = symbols_gopclntab_lookup(data->d_buf, data->d_size,
-						text_header.sh_addr,
-						lookup_pc - bias, NULL);
-	return name ? intern(symbols, name, out_of_memory) : NULL;
-}
-
-/* The ELF address of the module's symbol `name` (0: none); a linear
- * scan, once per Go module. */
-static uint64_t symbol_address(Dwfl_Module *module, const char *name)
-{
-	int n = dwfl_module_getsymtab(module);
-	for (int i = 1; i < n; i++) {
-		GElf_Sym sym;
-		const char *s = dwfl_module_getsym(module, i, &sym, NULL);
-		if (s && strcmp(s, name) == 0)
-			return sym.st_value;
-	}
-	return 0;
-}
-
-/* The module's Go function table when it can name whole frames (a Go
- * 1.20 or later binary with its DWARF and symbol table), else NULL. */
-static const struct go_table *go_table(struct ws_symbols *symbols,
-				       Dwfl_Module *module)
-{
-	for (size_t i = 0; i < symbols->ngo_tables; i++)
-		if (symbols->go_tables[i].module == module)
-			return symbols->go_tables[i].usable
-				? &symbols->go_tables[i] : NULL;
-	if (!ws_grow((void **)&symbols->go_tables, &symbols->go_tables_cap,
-		     symbols->ngo_tables + 1, sizeof(*symbols->go_tables)))
-		return NULL;
-	struct go_table *g = &symbols->go_tables[symbols->ngo_tables++];
-	memset(g, 0, sizeof(*g));
-	g->module = module;
-	Elf_Scn *scn = ws_module_find_section(module, ".gopclntab");
-	Elf_Scn *text = ws_module_find_section(module, ".text");
-	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
-	GElf_Shdr header, text_header;
-	if (!data || !data->d_buf || !text || !gelf_getshdr(scn, &header) ||
-	    !gelf_getshdr(text, &text_header) ||
-	    !dwfl_module_getelf(module, &g->bias))
-		return NULL;
-	/* Without DWARF (-ldflags=-w) the names stay the symbol table's and
-	 * frames have no file, as before. */
-	Dwarf_Addr dwarf_bias;
-	if (!dwfl_module_getdwarf(module, &dwarf_bias))
-		return NULL;
-	uint64_t gofunc = symbol_address(module, "go:func.*");
-	g->usable = gofunc &&
-		symbols_gopclntab_open(&g->table, data->d_buf, data->d_size,
-				       header.sh_addr, text_header.sh_addr,
-				       gofunc);
-	return g->usable ? g : NULL;
-}
-
-/* Names the frames of a pc in Go code from the module's .gopclntab, as
- * Go's own traceback does (function, file:line, inlined calls, wrappers):
- * a binary search and the function's own tables, where the DWARF way
- * loads the line table of the pc's whole package. False when the table
- * cannot (not Go 1.20 on, not Go code, a return address at its
- * function's entry): then DWARF decides. */
-static bool go_frames(struct ws_symbols *symbols, Dwfl_Module *module,
-		      Dwarf_Addr lookup_pc, Dwarf_Addr pc,
-		      const struct ws_frame *base,
-		      struct ws_location **location, bool *out_of_memory)
-{
-	const struct go_table *g = go_table(symbols, module);
-	if (!g)
-		return false;
-	/* A return address at a function's entry: Go's traceback does not
-	 * back it up (see go_function), nor does this. */
-	uint64_t entry;
-	if (lookup_pc != pc &&
-	    symbols_gopclntab_lookup(g->table.data, g->table.size,
-				     g->table.text, pc - g->bias, &entry) &&
-	    entry == pc - g->bias)
-		return false;
-	struct gopclntab_frame frames[MAX_CALL_DEPTH];
-	int n = symbols_gopclntab_frames(&g->table, lookup_pc - g->bias,
-					 frames, MAX_CALL_DEPTH, &entry);
-	if (n <= 0)
-		return false;
-	struct ws_location *grown = realloc(*location, sizeof(**location) +
-					    (size_t)n * sizeof(grown->frames[0]));
-	if (!grown) {
-		*out_of_memory = true;
-		return false;
-	}
-	*location = grown;
-	grown->nframes = 0;
-	for (int i = 0; i < n; i++) {
-		struct ws_frame *frame = &grown->frames[grown->nframes++];
-		*frame = *base;
-		frame->function = intern(symbols, frames[i].function,
-					 out_of_memory);
-		frame->file = intern(symbols, frames[i].file, out_of_memory);
-		frame->line = frames[i].line;
-		frame->inlined = frames[i].inlined;
-		frame->wrapper = frames[i].wrapper;
-	}
-	return true;
+	return symbols_intern(symbols, name, out_of_memory);
 }
 
 /* Resolves pc from scratch. Returns NULL on out of memory. */
@@ -624,10 +457,10 @@ static struct ws_location *resolve(struct ws_symbols *symbols, uint64_t pc,
 	}
 
 	if (path)
-		base.module = intern(symbols, module_basename(path),
+		base.module = symbols_intern(symbols, symbols_module_basename(path),
 				     &out_of_memory);
 	base.module_offset = pc - start;
-	if (go_frames(symbols, module, lookup_pc, pc, &base, &location,
+	if (symbols_go_frames(symbols, module, lookup_pc, pc, &base, &location,
 		      &out_of_memory)) {
 		if (!out_of_memory)
 			return location;
@@ -677,7 +510,7 @@ static struct ws_location *resolve(struct ws_symbols *symbols, uint64_t pc,
 			dwarf_lineno(line, &base.line);
 		}
 	}
-	base.file = intern(symbols, file, &out_of_memory);
+	base.file = symbols_intern(symbols, file, &out_of_memory);
 	if (!base.file)
 		base.line = 0;
 
@@ -694,7 +527,7 @@ static struct ws_location *resolve(struct ws_symbols *symbols, uint64_t pc,
 		struct ws_frame *frame = &location->frames[location->nframes++];
 		*frame = base;
 		if (is_mangled(name)) {
-			frame->linkage_name = intern(symbols, name, &out_of_memory);
+			frame->linkage_name = symbols_intern(symbols, name, &out_of_memory);
 			frame->function = demangle(symbols, name, &out_of_memory);
 		}
 		if (name && !frame->function)
@@ -702,7 +535,7 @@ static struct ws_location *resolve(struct ws_symbols *symbols, uint64_t pc,
 							symbol_name_length(name),
 							&out_of_memory);
 		if (!name)
-			frame->function = go_function(symbols, module,
+			frame->function = symbols_go_function(symbols, module,
 						      lookup_pc, pc,
 						      &out_of_memory);
 		if (!name && !frame->function)
@@ -879,139 +712,6 @@ struct ws_error *ws_symbols_refresh(struct ws_symbols *symbols)
 	if (!cache_rebuild(symbols, symbols->cache_capacity, is_unmapped))
 		return &ws_error_nomem;
 	return NULL;
-}
-
-Elf_Scn *ws_module_find_section(Dwfl_Module *mod, const char *name)
-{
-	GElf_Addr bias;
-	Elf *elf = dwfl_module_getelf(mod, &bias);
-	size_t shstrndx;
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-		const char *sname;
-		if (gelf_getshdr(scn, &shdr) &&
-		    (sname = elf_strptr(elf, shstrndx, shdr.sh_name)) &&
-		    strcmp(sname, name) == 0)
-			return scn;
-	}
-	return NULL;
-}
-
-struct find_function {
-	const char *name;
-	size_t len;
-	uint64_t address;
-};
-
-static int find_function_in(Dwfl_Module *mod, void **userdata,
-			    const char *modname, Dwarf_Addr start, void *arg)
-{
-	(void)userdata, (void)modname, (void)start;
-	struct find_function *ff = arg;
-	int n = dwfl_module_getsymtab(mod);
-	for (int i = 1; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr,
-							   NULL, NULL, NULL);
-		if (!name || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-		    strncmp(name, ff->name, ff->len) != 0)
-			continue;
-		if (name[ff->len] == '\0' || strcmp(name + ff->len, ".abi0") == 0) {
-			ff->address = addr;
-			return DWARF_CB_ABORT;
-		}
-	}
-	return DWARF_CB_OK;
-}
-
-bool ws_symbols_find_function(struct ws_symbols *symbols, const char *name,
-			      uint64_t *address)
-{
-	struct find_function ff = {.name = name, .len = strlen(name)};
-	dwfl_getmodules(symbols->dwfl, find_function_in, &ff, 0);
-	*address = ff.address;
-	return ff.address != 0;
-}
-
-struct module_list {
-	Dwfl_Module **modules;
-	size_t count, capacity;
-};
-
-static int collect_module(Dwfl_Module *mod, void **userdata,
-			  const char *modname, Dwarf_Addr start, void *arg)
-{
-	(void)userdata, (void)modname, (void)start;
-	struct module_list *list = arg;
-	if (list->count == list->capacity) {
-		size_t capacity = list->capacity ? list->capacity * 2 : 32;
-		Dwfl_Module **grown = realloc(list->modules,
-					      capacity * sizeof(*grown));
-		if (!grown)
-			return DWARF_CB_ABORT;
-		list->modules = grown;
-		list->capacity = capacity;
-	}
-	list->modules[list->count++] = mod;
-	return DWARF_CB_OK;
-}
-
-static int compare_modules(const void *a, const void *b)
-{
-	Dwarf_Addr x, y;
-	dwfl_module_info(*(Dwfl_Module *const *)a, NULL, &x, NULL, NULL, NULL,
-			 NULL, NULL);
-	dwfl_module_info(*(Dwfl_Module *const *)b, NULL, &y, NULL, NULL, NULL,
-			 NULL, NULL);
-	return (x > y) - (x < y);
-}
-
-struct ws_error *ws_symbols_modules(struct ws_symbols *symbols,
-				    ws_symbols_module_fn fn, void *arg)
-{
-	struct module_list list = {0};
-	dwfl_getmodules(symbols->dwfl, collect_module, &list, 0);
-	qsort(list.modules, list.count, sizeof(*list.modules), compare_modules);
-	struct ws_error *err = NULL;
-	bool out_of_memory = false;
-	for (size_t i = 0; i < list.count && !err; i++) {
-		Dwarf_Addr start, end;
-		const char *path = dwfl_module_info(list.modules[i], NULL,
-						    &start, &end, NULL, NULL,
-						    NULL, NULL);
-		const unsigned char *id;
-		GElf_Addr id_vaddr;
-		int id_len = dwfl_module_build_id(list.modules[i], &id,
-						  &id_vaddr);
-		char hex[2 * 64 + 1] = "";
-		for (int k = 0; k < id_len && k < 64; k++)
-			snprintf(hex + 2 * k, 3, "%02x", id[k]);
-		struct ws_symbols_module m = {
-			.name = path ? intern(symbols, module_basename(path),
-					      &out_of_memory)
-				     : NULL,
-			/* "[vdso]", as the header says: no PID in a
-			 * mapping's name either. */
-			.path = intern(symbols,
-				       path && strncmp(path, "[vdso", 5) == 0
-					       ? "[vdso]"
-					       : path,
-				       &out_of_memory),
-			.build_id = id_len > 0 ? hex : NULL,
-			.start = start,
-			.end = end,
-		};
-		if (out_of_memory)
-			err = &ws_error_nomem;
-		else if (m.name)
-			err = fn(&m, arg);
-	}
-	free(list.modules);
-	return err;
 }
 
 uint64_t ws_symbols_cold_ns(const struct ws_symbols *symbols)

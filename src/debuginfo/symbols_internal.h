@@ -1,7 +1,9 @@
 /*
  * Private to symbols*.c: what symbols.c (the cache and the naming of
- * frames) asks of symbols_index.c (where a pc lies in DWARF). Nothing
- * outside src/debuginfo/symbols*.c includes this.
+ * frames) asks of symbols_index.c (where a pc lies in DWARF), of
+ * symbols_gopclntab.c and symbols_go.c (Go's function table), and what
+ * symbols_go.c and symbols_modules.c use of symbols.c (its state and
+ * string table). Nothing outside src/debuginfo/symbols*.c includes this.
  */
 #ifndef WS_SYMBOLS_INTERNAL_H
 #define WS_SYMBOLS_INTERNAL_H
@@ -10,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Deepest inlining that is expanded; deeper (never seen in practice) loses
  * the innermost calls. */
@@ -90,5 +93,73 @@ Dwarf_Die *symbols_index_lookup(struct symbols_index *indexes,
 				Dwarf_Die *cudie, Dwarf_Addr *address,
 				Dwarf_Die *chain, int *depth,
 				bool *out_of_memory);
+
+struct ws_finder;
+struct ws_frame;
+struct ws_location;
+
+/* One slot of the location cache; location == NULL marks an empty slot. */
+struct cache_slot {
+	uint64_t pc;
+	bool is_return_address;
+	struct ws_location *location;
+};
+
+/* Whether and how a module's Go function table names whole frames. */
+struct go_table {
+	Dwfl_Module *module;
+	bool usable;
+	GElf_Addr bias;
+	struct gopclntab table;
+};
+
+/* One slot of the string table; str == NULL marks an empty slot. */
+struct string_slot {
+	uint64_t hash;
+	char *str;
+};
+
+struct ws_symbols {
+	pid_t pid;
+	Dwfl *dwfl;
+	struct ws_finder *finder;	/* where module files come from */
+	/* Open addressing with linear probing; capacities are powers of two. */
+	struct cache_slot *cache;
+	size_t cache_capacity;
+	size_t cache_count;
+	struct string_slot *strings;
+	size_t strings_capacity;
+	size_t strings_count;
+	struct symbols_index index;	/* for modules without aranges */
+	struct go_table *go_tables;	/* modules' .gopclntab, opened once */
+	size_t ngo_tables, go_tables_cap;
+	uint64_t cold_ns;		/* time in resolve(), summed */
+};
+
+/* Returns the string table's copy of s (NULL for NULL); valid until
+ * ws_symbols_destroy. On out of memory returns NULL and sets
+ * *out_of_memory, so the caller can tell "unknown" from "failed". */
+const char *symbols_intern(struct ws_symbols *symbols, const char *s,
+			   bool *out_of_memory);
+
+/* The name frames give a module, from its path: its basename, or "[vdso]"
+ * for the vDSO (no PID in the name). Points into path or is static. */
+const char *symbols_module_basename(const char *path);
+
+/* A Go function's name from the module's .gopclntab for pcs the symbol
+ * table misses (lookup_pc: pc, or pc - 1 for a return address), interned;
+ * NULL when no table covers it. Cold lookups only. */
+const char *symbols_go_function(struct ws_symbols *symbols,
+				Dwfl_Module *module, Dwarf_Addr lookup_pc,
+				Dwarf_Addr pc, bool *out_of_memory);
+
+/* Names the frames of pc from the module's .gopclntab (Go 1.20 on) into
+ * *location (reallocated to fit; each frame starts as *base). False when
+ * the table cannot: then DWARF decides. On out of memory sets
+ * *out_of_memory. */
+bool symbols_go_frames(struct ws_symbols *symbols, Dwfl_Module *module,
+		       Dwarf_Addr lookup_pc, Dwarf_Addr pc,
+		       const struct ws_frame *base,
+		       struct ws_location **location, bool *out_of_memory);
 
 #endif
