@@ -89,10 +89,17 @@ static const struct go_table *go_table(struct ws_symbols *symbols,
 	if (!dwfl_module_getdwarf(module, &dwarf_bias))
 		return NULL;
 	uint64_t gofunc = symbol_address(module, "go:func.*");
+	/* Where Go's text starts (function entries are offsets from it):
+	 * runtime.text, which is .text's start only when Go linked the
+	 * binary itself; an external link (cgo) puts the C runtime's code
+	 * first (go_cgo_extra, Go 1.26: 0x100 bytes after .text, and every
+	 * Go frame named after a neighbour). */
+	uint64_t text_start = symbol_address(module, "runtime.text");
+	if (!text_start)
+		text_start = text_header.sh_addr;
 	g->usable = gofunc &&
 		symbols_gopclntab_open(&g->table, data->d_buf, data->d_size,
-				       header.sh_addr, text_header.sh_addr,
-				       gofunc);
+				       header.sh_addr, text_start, gofunc);
 	return g->usable ? g : NULL;
 }
 

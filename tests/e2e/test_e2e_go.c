@@ -388,11 +388,7 @@ static void check_synctest(const char *release)
 	cr_expect_eq(ws_in_bubble, table + 1, "go %s: wallspy shows %zu "
 		     "goroutines in a bubble, the fixture starts %zu", release,
 		     ws_in_bubble, table + 1);
-	cr_expect_eq(r.kinds[GO_MM_MISSING] + r.kinds[GO_MM_EXTRA], 0,
-		     "%zu goroutines missing, %zu extra", r.kinds[GO_MM_MISSING],
-		     r.kinds[GO_MM_EXTRA]);
-	cr_expect_eq(r.exact, r.parked, "%zu of %zu parked goroutines differ",
-		     r.parked - r.exact, r.parked);
+	go_fidelity_expect_exact(&r, release);
 	go_dump_free(&dump);
 	e2e_symtab_free(&st);
 	ws_go_traceback_destroy(tb);
@@ -444,11 +440,7 @@ static void check_cgo_extra(const char *release)
 	cr_expect_not_null(go_dump_find(&dump, callback),
 			   "go %s: the callback's goroutine %ld is not in wallspy's dump",
 			   release, callback);
-	cr_expect_eq(r.kinds[GO_MM_MISSING] + r.kinds[GO_MM_EXTRA], 0,
-		     "go %s: %zu goroutines missing, %zu extra", release,
-		     r.kinds[GO_MM_MISSING], r.kinds[GO_MM_EXTRA]);
-	cr_expect_eq(r.exact, r.parked, "go %s: %zu of %zu parked goroutines differ",
-		     release, r.parked - r.exact, r.parked);
+	go_fidelity_expect_exact(&r, release);
 	go_dump_free(&dump);
 	e2e_symtab_free(&st);
 	ws_go_traceback_destroy(tb);

@@ -344,8 +344,12 @@ static void check_recording_matches_dump(struct parked_target t,
 {
 	pid_t pid = t.pid;
 	cJSON *dump = e2e_dump_json(pid, NULL);
-	const char *opts[8] = { "--group-by", "task", "--max-cpu", "0" };
-	int nopts = 4;
+	/* No budget: every task every tick (with --stop-all, copying 101
+	 * goroutines' stacks took over --max-pause's 1 ms on a loaded
+	 * machine, and the pause budget sampled ~70 % of them a tick). */
+	const char *opts[10] = { "--group-by", "task", "--max-cpu", "0",
+				 "--max-pause", "0" };
+	int nopts = 6;
 
 	for (int i = 0; extra && extra[i]; i++)
 		opts[nopts++] = extra[i];

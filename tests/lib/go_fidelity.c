@@ -603,3 +603,15 @@ void go_fidelity_log(const struct go_fidelity *r, const char *what)
 			cr_log_info("%s:   mismatch \"%s\": %zu goroutines", what,
 				    mismatch_names[k], r->kinds[k]);
 }
+
+void go_fidelity_expect_exact(const struct go_fidelity *r, const char *what)
+{
+	cr_expect_eq(r->kinds[GO_MM_MISSING], 0, "%s: %zu goroutines of Go's "
+		     "traceback missing in wallspy's dump", what,
+		     r->kinds[GO_MM_MISSING]);
+	cr_expect_eq(r->kinds[GO_MM_EXTRA], 0, "%s: %zu goroutines only in "
+		     "wallspy's dump", what, r->kinds[GO_MM_EXTRA]);
+	cr_expect_eq(r->exact, r->parked, "%s: %zu of %zu parked goroutines "
+		     "differ from Go's traceback", what, r->parked - r->exact,
+		     r->parked);
+}

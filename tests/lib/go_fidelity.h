@@ -132,6 +132,10 @@ void go_fidelity_compare(const struct ws_go_traceback *tb,
 /* Logs the totals and the count of each mismatch kind, prefixed `what`. */
 void go_fidelity_log(const struct go_fidelity *r, const char *what);
 
+/* Expects the same goroutines on both sides (none missing, none extra)
+ * and every parked one matching exactly; failures name `what`. */
+void go_fidelity_expect_exact(const struct go_fidelity *r, const char *what);
+
 /* Whether Go's state text is a parked one (neither running nor runnable). */
 bool go_state_is_parked(const char *go_state);
 
