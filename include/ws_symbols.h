@@ -98,6 +98,18 @@ bool ws_symbols_find_function(struct ws_symbols *symbols, const char *name,
  * of the section headers). */
 Elf_Scn *ws_module_find_section(Dwfl_Module *module, const char *name);
 
+/* Called for each named symbol of a module with the symbol and its
+ * address in the process (dwfl_module_getsym_info: sym->st_value is left
+ * as the file has it); true stops the walk. */
+typedef bool (*ws_module_symbol_fn)(const char *name, const GElf_Sym *sym,
+				    GElf_Addr address, void *arg);
+
+/* Calls fn for the module's symbols in table order (its .symtab, from the
+ * debug file if libdwfl finds one, else .dynsym) until fn returns true;
+ * returns whether it did. A linear scan: once per module, not per tick. */
+bool ws_module_each_symbol(Dwfl_Module *module, ws_module_symbol_fn fn,
+			   void *arg);
+
 /* One module of the target, for a profile's mappings. Strings live until
  * ws_symbols_destroy (name, path) or the callback returns (build_id). */
 struct ws_symbols_module {

@@ -11,6 +11,8 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "ws_symbols.h"
+
 /* ------------------------------------------------------------------------ */
 /* Resolving. */
 
@@ -208,6 +210,20 @@ static bool find_symbol_in_elf(Dwfl_Module *mod, struct find_symbol *fs)
 	return false;
 }
 
+static bool is_data_symbol_named(const char *name, const GElf_Sym *sym,
+				 GElf_Addr addr, void *arg)
+{
+	struct find_symbol *fs = arg;
+	if (sym->st_shndx == SHN_UNDEF ||
+	    GELF_ST_TYPE(sym->st_info) == STT_FUNC ||
+	    strcmp(name, fs->name) != 0)
+		return false;
+	fs->address = addr;
+	fs->size = sym->st_size;
+	fs->found = true;
+	return true;
+}
+
 static int find_symbol_in(Dwfl_Module *mod, void **userdata,
 			  const char *modname, Dwarf_Addr start, void *arg)
 {
@@ -217,22 +233,8 @@ static int find_symbol_in(Dwfl_Module *mod, void **userdata,
 		return DWARF_CB_OK;
 	if (fs->elf_only)
 		return find_symbol_in_elf(mod, fs) ? DWARF_CB_ABORT : DWARF_CB_OK;
-	int n = dwfl_module_getsymtab(mod);
-	for (int i = 1; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr,
-							   NULL, NULL, NULL);
-		if (!name || sym.st_shndx == SHN_UNDEF ||
-		    GELF_ST_TYPE(sym.st_info) == STT_FUNC ||
-		    strcmp(name, fs->name) != 0)
-			continue;
-		fs->address = addr;
-		fs->size = sym.st_size;
-		fs->found = true;
-		return DWARF_CB_ABORT;
-	}
-	return DWARF_CB_OK;
+	return ws_module_each_symbol(mod, is_data_symbol_named, fs)
+		? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
 bool ws_dwtype_find_symbol(Dwfl *dwfl, const char *module,

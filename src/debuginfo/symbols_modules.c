@@ -37,26 +37,41 @@ struct find_function {
 	uint64_t address;
 };
 
+bool ws_module_each_symbol(Dwfl_Module *module, ws_module_symbol_fn fn,
+			   void *arg)
+{
+	int n = dwfl_module_getsymtab(module);
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(module, i, &sym, &addr,
+							   NULL, NULL, NULL);
+		if (name && fn(name, &sym, addr, arg))
+			return true;
+	}
+	return false;
+}
+
+static bool is_function_named(const char *name, const GElf_Sym *sym,
+			      GElf_Addr addr, void *arg)
+{
+	struct find_function *ff = arg;
+	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC ||
+	    strncmp(name, ff->name, ff->len) != 0)
+		return false;
+	if (name[ff->len] == '\0' || strcmp(name + ff->len, ".abi0") == 0) {
+		ff->address = addr;
+		return true;
+	}
+	return false;
+}
+
 static int find_function_in(Dwfl_Module *mod, void **userdata,
 			    const char *modname, Dwarf_Addr start, void *arg)
 {
 	(void)userdata, (void)modname, (void)start;
-	struct find_function *ff = arg;
-	int n = dwfl_module_getsymtab(mod);
-	for (int i = 1; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr,
-							   NULL, NULL, NULL);
-		if (!name || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-		    strncmp(name, ff->name, ff->len) != 0)
-			continue;
-		if (name[ff->len] == '\0' || strcmp(name + ff->len, ".abi0") == 0) {
-			ff->address = addr;
-			return DWARF_CB_ABORT;
-		}
-	}
-	return DWARF_CB_OK;
+	return ws_module_each_symbol(mod, is_function_named, arg)
+		? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
 bool ws_symbols_find_function(struct ws_symbols *symbols, const char *name,

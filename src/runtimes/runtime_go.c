@@ -218,32 +218,34 @@ static int compare_rfuncs(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* Keeps a function of package runtime with its owner; true (stop) when
+ * out of memory. */
+static bool add_rfunc(const char *sname, const GElf_Sym *sym,
+		      GElf_Addr addr, void *arg)
+{
+	struct go_state *s = arg;
+	enum g_owner owner;
+	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC ||
+	    !sym->st_size || !runtime_owner(sname, &owner))
+		return false;
+	if (!ws_grow((void **)&s->rfuncs, &s->rfuncs_capacity,
+		     s->nrfuncs + 1, sizeof(*s->rfuncs)))
+		return true;
+	s->rfuncs[s->nrfuncs++] = (struct runtime_func){
+		addr, addr + sym->st_size, owner };
+	return false;
+}
+
 /* The runtime's functions from every Go module's symbol table (where an
  * assembly function without DWARF is named too), once. */
 static int collect_rfuncs(Dwfl_Module *mod, void **userdata, const char *name,
 			  Dwarf_Addr start, void *arg)
 {
 	(void)userdata, (void)name, (void)start;
-	struct go_state *s = arg;
 	if (!ws_module_find_section(mod, ".gopclntab"))
 		return DWARF_CB_OK;
-	int n = dwfl_module_getsymtab(mod);
-	for (int i = 1; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		const char *sname = dwfl_module_getsym_info(mod, i, &sym, &addr,
-							    NULL, NULL, NULL);
-		enum g_owner owner;
-		if (!sname || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-		    !sym.st_size || !runtime_owner(sname, &owner))
-			continue;
-		if (!ws_grow((void **)&s->rfuncs, &s->rfuncs_capacity,
-			     s->nrfuncs + 1, sizeof(*s->rfuncs)))
-			return DWARF_CB_ABORT;
-		s->rfuncs[s->nrfuncs++] = (struct runtime_func){
-			addr, addr + sym.st_size, owner };
-	}
-	return DWARF_CB_OK;
+	return ws_module_each_symbol(mod, add_rfunc, arg)
+		? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
 /* Read once per tick, when a finalizer goroutine is met. */
