@@ -1098,8 +1098,8 @@ WS_GO_RELEASES(SYMBOLIZED_TEST)
  * at runtime.goexit (CI once saw "runtime.casgstatus;runtime.nanotime;
  * [running]"). gdb stops go_workload2's thread right there
  * (go_stop_in_g0_vdso.py: a breakpoint on runtime.nanotime1 taken on g0,
- * stepped until m.vdsoSP is set, SIGSTOP delivered to that thread as gdb
- * detaches), and wallspy dumps the stopped process: that goroutine is
+ * stepped until m.vdsoSP is set, that thread resumed with SIGSTOP, which
+ * it takes before any instruction, and gdb detached from the group stop), and wallspy dumps the stopped process: that goroutine is
  * running and its stack ends at runtime.goexit, as everyone's does.
  */
 static void check_running_in_g0_vdso(const char *release)
@@ -1139,7 +1139,8 @@ static void check_running_in_g0_vdso(const char *release)
 		if (!stopped)
 			e2e_sleep_ms(50);
 	}
-	cr_assert(stopped, "program %d not stopped after gdb detached", pid);
+	cr_assert(stopped, "program %d not stopped after gdb detached (state %c)",
+		  pid, e2e_proc_state(pid, pid));
 
 	cJSON *root = dump_json(pid, "--system-tasks", NULL);
 	struct go_dump dump = go_dump_load(root);
