@@ -50,12 +50,19 @@ const char *symbols_go_function(struct ws_symbols *symbols,
  * scan, once per Go module. */
 static uint64_t symbol_address(Dwfl_Module *module, const char *name)
 {
+	/* dwfl_module_getsym gives the address where the module is loaded;
+	 * the section headers it is compared with give the file's: a
+	 * position-independent Go binary (-buildmode=pie) is loaded away
+	 * from them by its bias. */
+	GElf_Addr bias;
+	if (!dwfl_module_getelf(module, &bias))
+		return 0;
 	int n = dwfl_module_getsymtab(module);
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
 		const char *s = dwfl_module_getsym(module, i, &sym, NULL);
 		if (s && strcmp(s, name) == 0)
-			return sym.st_value;
+			return sym.st_value - bias;
 	}
 	return 0;
 }
