@@ -71,15 +71,22 @@ static struct go_target start_go(const char *release, const char *name,
 				   e2e_need_go_fixture(release, name), NULL };
 }
 
-/* go_fidelity with its dump file in a fresh temporary directory. */
-static struct go_target start_fidelity(const char *release)
+/* A fixture that writes its own runtime.Stack(all) on SIGUSR1 to the
+ * file its first argument names (go_fidelity, go_synctest*, go_cgo_extra),
+ * that file in a fresh temporary directory. */
+static struct go_target start_dumping(const char *release, const char *name)
 {
 	const char *dump = e2e_path(e2e_tmpdir(), "go-stacks.txt");
 	const char *args[] = { dump, NULL };
-	struct go_target t = start_go(release, "go_fidelity", args, 30000);
+	struct go_target t = start_go(release, name, args, 30000);
 
 	t.dump_path = dump;
 	return t;
+}
+
+static struct go_target start_fidelity(const char *release)
+{
+	return start_dumping(release, "go_fidelity");
 }
 
 /* Asks go_fidelity for runtime.Stack(buf, true) and parses it. */
@@ -119,6 +126,41 @@ static cJSON *dump_json(pid_t pid, const char *option, const char *value)
 	const char *opts[] = { option, value, NULL };
 
 	return e2e_dump_json(pid, option ? opts : NULL);
+}
+
+/* A fixture started by start_dumping, wallspy's `dump --json` of it, then
+ * its own runtime.Stack(all), compared with no allowance
+ * (go_fidelity_compare) and logged. */
+struct go_compared {
+	struct go_target t;
+	cJSON *root;               /* wallspy's dump as parsed; dump points in */
+	struct go_dump dump;
+	struct ws_go_traceback *tb;
+	struct e2e_symtab st;
+	struct go_fidelity r;
+};
+
+static void compare_with_go(const char *release, const char *fixture,
+			    struct go_compared *c)
+{
+	const struct go_fidelity_options plain = { 0 };
+
+	c->t = start_dumping(release, fixture);
+	c->root = dump_json(c->t.proc.pid, NULL, NULL);
+	c->tb = go_own_traceback(&c->t);
+	c->st = e2e_symtab_load(c->t.path);
+	c->dump = go_dump_load(c->root);
+	go_fidelity_compare(c->tb, &c->dump, &c->st, &plain, &c->r);
+	go_fidelity_log(&c->r, release);
+}
+
+/* Frees what compare_with_go made and ends the fixture, healthy. */
+static void compared_end(struct go_compared *c)
+{
+	go_dump_free(&c->dump);
+	e2e_symtab_free(&c->st);
+	ws_go_traceback_destroy(c->tb);
+	stop_go_healthy(&c->t);
 }
 
 static const char *str_of(const cJSON *obj, const char *key)
@@ -226,42 +268,37 @@ static size_t check_syscall_goroutines(const cJSON *root)
  */
 static void check_fidelity(const char *release)
 {
-	struct go_target t = start_fidelity(release);
-	cJSON *root = dump_json(t.proc.pid, NULL, NULL);
-	struct ws_go_traceback *tb = go_own_traceback(&t);
-	struct e2e_symtab st = e2e_symtab_load(t.path);
-	struct go_dump dump = go_dump_load(root);
-	const struct go_fidelity_options plain = { 0 };
-	struct go_fidelity r;
+	struct go_compared c;
 
-	cr_assert_str_eq(str_of(root, "runtime"), "go");
-	go_fidelity_compare(tb, &dump, &st, &plain, &r);
-	go_fidelity_log(&r, release);
-	size_t deep = check_deep_stacks(tb, &dump);
+	compare_with_go(release, "go_fidelity", &c);
+	cr_assert_str_eq(str_of(c.root, "runtime"), "go");
+	size_t deep = check_deep_stacks(c.tb, &c.dump);
 
-	cr_expect_eq(r.kinds[GO_MM_MISSING], 0, "%zu goroutines of Go's dump "
-		     "missing in wallspy's", r.kinds[GO_MM_MISSING]);
-	cr_expect_eq(r.kinds[GO_MM_EXTRA], 0, "%zu goroutines only in wallspy's "
-		     "(system goroutines must be hidden by default)",
-		     r.kinds[GO_MM_EXTRA]);
-	cr_expect_eq(r.kinds[GO_MM_CREATED_BY], 0, "%zu \"created by\" differ",
-		     r.kinds[GO_MM_CREATED_BY]);
+	cr_expect_eq(c.r.kinds[GO_MM_MISSING], 0, "%zu goroutines of Go's dump "
+		     "missing in wallspy's", c.r.kinds[GO_MM_MISSING]);
+	cr_expect_eq(c.r.kinds[GO_MM_EXTRA], 0, "%zu goroutines only in "
+		     "wallspy's (system goroutines must be hidden by default)",
+		     c.r.kinds[GO_MM_EXTRA]);
+	cr_expect_eq(c.r.kinds[GO_MM_CREATED_BY], 0, "%zu \"created by\" differ",
+		     c.r.kinds[GO_MM_CREATED_BY]);
 	cr_expect_eq(deep, 4, "expected 4 deep goroutines, found %zu", deep);
-	size_t in_read = check_syscall_goroutines(root);
+	size_t in_read = check_syscall_goroutines(c.root);
 	cr_expect_eq(in_read, 6, "expected 6 goroutines in read(2), found %zu",
 		     in_read);
-	cr_assert_geq(r.parked, FIDELITY_PARKED, "only %zu parked goroutines in "
-		      "Go's dump (the fixture parks %d)", r.parked, FIDELITY_PARKED);
-	cr_assert_geq((double)r.exact, 0.99 * (double)r.parked,
-		      "only %zu of %zu parked goroutines match", r.exact, r.parked);
+	cr_assert_geq(c.r.parked, FIDELITY_PARKED, "only %zu parked goroutines "
+		      "in Go's dump (the fixture parks %d)", c.r.parked,
+		      FIDELITY_PARKED);
+	cr_assert_geq((double)c.r.exact, 0.99 * (double)c.r.parked,
+		      "only %zu of %zu parked goroutines match", c.r.exact,
+		      c.r.parked);
 
 	/* The runtime's own goroutines, on request. */
-	cJSON *all = dump_json(t.proc.pid, "--system-tasks", NULL);
+	cJSON *all = dump_json(c.t.proc.pid, "--system-tasks", NULL);
 	struct go_dump all_dump = go_dump_load(all);
 	const struct go_fidelity_options system = { .allow_system_extra = true };
 	struct go_fidelity ra;
 
-	go_fidelity_compare(tb, &all_dump, &st, &system, &ra);
+	go_fidelity_compare(c.tb, &all_dump, &c.st, &system, &ra);
 	cr_log_info("%s --system-tasks: %zu goroutines, %zu of them the "
 		    "runtime's", release, ra.ws_goroutines,
 		    ra.ws_goroutines - ra.go_goroutines);
@@ -272,10 +309,7 @@ static void check_fidelity(const char *release)
 		     "--system-tasks shows no goroutine of the runtime");
 
 	go_dump_free(&all_dump);
-	go_dump_free(&dump);
-	e2e_symtab_free(&st);
-	ws_go_traceback_destroy(tb);
-	stop_go_healthy(&t);
+	compared_end(&c);
 }
 
 #define FIDELITY_TEST(id, release)                                          \
@@ -338,32 +372,22 @@ static void check_synctest(const char *release)
 	bool run_api = strcmp(release, "1.24") == 0;
 	const struct synctest_state *states = run_api ? synctest_run_states
 						      : synctest_states;
-	const char *dump_file = e2e_path(e2e_tmpdir(), "go-stacks.txt");
-	const char *args[] = { dump_file, NULL };
-	struct go_target t = start_go(release, run_api ? "go_synctest_run"
-						       : "go_synctest",
-				      args, 30000);
-	cJSON *root = dump_json(t.proc.pid, NULL, NULL);
-	struct ws_go_traceback *tb;
-	struct e2e_symtab st = e2e_symtab_load(t.path);
-	struct go_dump dump = go_dump_load(root);
-	const struct go_fidelity_options plain = { 0 };
-	struct go_fidelity r;
+	struct go_compared c;
 	size_t in_bubble = 0, ws_in_bubble = 0, table = 0;
 
-	t.dump_path = dump_file;
-	tb = go_own_traceback(&t);
-	go_fidelity_compare(tb, &dump, &st, &plain, &r);
-	go_fidelity_log(&r, release);
+	compare_with_go(release, run_api ? "go_synctest_run" : "go_synctest",
+			&c);
+	const struct ws_go_traceback *tb = c.tb;
+	const struct go_dump *dump = &c.dump;
 	for (size_t k = 0; states[k].state; k++) {
 		size_t in_go = 0, in_ws = 0;
 
 		table += states[k].copies;
 		for (size_t i = 0; i < tb->ngoroutines; i++)
 			in_go += strcmp(tb->goroutines[i].state, states[k].state) == 0;
-		for (size_t i = 0; i < dump.n; i++)
-			in_ws += dump.goroutines[i].wait_reason &&
-				 strcmp(dump.goroutines[i].wait_reason,
+		for (size_t i = 0; i < dump->n; i++)
+			in_ws += dump->goroutines[i].wait_reason &&
+				 strcmp(dump->goroutines[i].wait_reason,
 					states[k].state) == 0;
 		cr_expect_eq(in_go, states[k].copies, "go %s: Go prints "
 			     "[%s] on %zu goroutines, the fixture parks %zu", release,
@@ -377,9 +401,9 @@ static void check_synctest(const char *release)
 	 * number. */
 	for (size_t i = 0; i < tb->ngoroutines; i++)
 		in_bubble += tb->goroutines[i].bubble_kind != NULL;
-	for (size_t i = 0; i < dump.n; i++)
-		ws_in_bubble += dump.goroutines[i].bubble_kind &&
-				strcmp(dump.goroutines[i].bubble_kind,
+	for (size_t i = 0; i < dump->n; i++)
+		ws_in_bubble += dump->goroutines[i].bubble_kind &&
+				strcmp(dump->goroutines[i].bubble_kind,
 				       run_api ? "synctest group"
 					       : "synctest bubble") == 0;
 	cr_expect_eq(in_bubble, table + 1, "go %s: Go prints %zu goroutines "
@@ -388,11 +412,8 @@ static void check_synctest(const char *release)
 	cr_expect_eq(ws_in_bubble, table + 1, "go %s: wallspy shows %zu "
 		     "goroutines in a bubble, the fixture starts %zu", release,
 		     ws_in_bubble, table + 1);
-	go_fidelity_expect_exact(&r, release);
-	go_dump_free(&dump);
-	e2e_symtab_free(&st);
-	ws_go_traceback_destroy(tb);
-	stop_go_healthy(&t);
+	go_fidelity_expect_exact(&c.r, release);
+	compared_end(&c);
 }
 
 #define SYNCTEST_TEST(id, release)                                          \
@@ -415,36 +436,22 @@ WS_GO_SYNCTEST(SYNCTEST_TEST)
  */
 static void check_cgo_extra(const char *release)
 {
-	const char *dump_file = e2e_path(e2e_tmpdir(), "go-stacks.txt");
-	const char *args[] = { dump_file, NULL };
-	struct go_target t = start_go(release, "go_cgo_extra", args, 30000);
-	cJSON *root = dump_json(t.proc.pid, NULL, NULL);
-	struct ws_go_traceback *tb;
-	struct e2e_symtab st = e2e_symtab_load(t.path);
-	struct go_dump dump = go_dump_load(root);
-	const struct go_fidelity_options plain = { 0 };
-	struct go_fidelity r;
+	struct go_compared c;
 	long callback = 0;
 
-	t.dump_path = dump_file;
-	tb = go_own_traceback(&t);
-	go_fidelity_compare(tb, &dump, &st, &plain, &r);
-	go_fidelity_log(&r, release);
-	for (size_t i = 0; i < tb->ngoroutines; i++)
-		if (tb->goroutines[i].nframes &&
-		    strcmp(tb->goroutines[i].frames[0].function,
+	compare_with_go(release, "go_cgo_extra", &c);
+	for (size_t i = 0; i < c.tb->ngoroutines; i++)
+		if (c.tb->goroutines[i].nframes &&
+		    strcmp(c.tb->goroutines[i].frames[0].function,
 			   "main.parkInCallback") == 0)
-			callback = tb->goroutines[i].goid;
+			callback = c.tb->goroutines[i].goid;
 	cr_expect_neq(callback, 0, "go %s: no main.parkInCallback in Go's traceback",
 		      release);
-	cr_expect_not_null(go_dump_find(&dump, callback),
+	cr_expect_not_null(go_dump_find(&c.dump, callback),
 			   "go %s: the callback's goroutine %ld is not in wallspy's dump",
 			   release, callback);
-	go_fidelity_expect_exact(&r, release);
-	go_dump_free(&dump);
-	e2e_symtab_free(&st);
-	ws_go_traceback_destroy(tb);
-	stop_go_healthy(&t);
+	go_fidelity_expect_exact(&c.r, release);
+	compared_end(&c);
 }
 
 #define CGO_TEST(id, release)                                               \
