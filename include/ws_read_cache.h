@@ -1,8 +1,9 @@
 /*
  * ws_read_cache: a small block cache in front of a ws_memory_reader, for
- * walks that read many small pieces of nearby memory one after another
- * (a linked registry: each task leads to the next, so its reads cannot
- * be batched). Each miss reads a whole aligned block with one call of
+ * readers of many small pieces of nearby memory one after another that
+ * cannot batch them (a linked registry's walk: each task leads to the
+ * next; the unwinder's words beyond a stack copy, one tick's worth).
+ * Each miss reads a whole aligned block with one call of
  * the inner reader, and the reads after it that fall in the same block
  * cost a memcpy instead of a system call.
  *

@@ -16,18 +16,13 @@
 
 #include "ws_grow.h"
 #include "ws_hash.h"
+#include "ws_read_cache.h"
 #include "ws_remote_memory.h"
 
 enum {
 	PAGE_SIZE_ = 4096,
 	CACHE_PAGES = 256,          /* 1 MiB of remote pages per tick */
 	TRUNCATION_GUARD = 1 << 20, /* stack reads refused past a cut copy */
-};
-
-struct page {
-	uint64_t address;          /* page address + 1; 0 = empty */
-	uint64_t tick;             /* ws_unwinder.tick it was read in */
-	uint8_t bytes[PAGE_SIZE_];
 };
 
 struct ws_unwinder {
@@ -43,8 +38,10 @@ struct ws_unwinder {
 	const struct ws_snapshot *snap; /* being unwound */
 	bool hit_truncation;
 	bool guessed;              /* see ws_unwinder_guessed */
-	struct page *pages;        /* direct-mapped remote page cache */
-	uint64_t tick;             /* a page of another tick is stale */
+	/* The target's memory beyond the copy, through a cache of remote
+	 * pages valid for one tick (ws_read_cache). */
+	struct ws_read_cache *pages;
+	struct ws_memory_reader memory;
 	/* Frame steps learnt from libdw's unwinds, when frame sizes are
 	 * fixed per pc (Go): pc -> how far the caller's sp lies above this
 	 * frame's. Open addressing; key 0 = empty. */
@@ -90,36 +87,12 @@ static int read_word(struct ws_unwinder *u, uint64_t addr, unw_word_t *out)
 	}
 	if (s && s->stack_hi && addr >= s->stack_start && addr < s->stack_hi)
 		return -UNW_EINVAL; /* stack beyond a short copy */
-	/* Words straddling a page boundary are read directly. */
-	uint64_t page = addr & ~(uint64_t)(PAGE_SIZE_ - 1);
-	if (addr - page > PAGE_SIZE_ - sizeof(*out)) {
-		struct ws_error *err = ws_remote_read(u->pid, addr, out,
-						      sizeof(*out));
-		if (err) {
-			ws_error_destroy(err);
-			return -UNW_EINVAL;
-		}
-		return 0;
+	struct ws_error *err = ws_memory_read(&u->memory, addr, out,
+					      sizeof(*out));
+	if (err) {
+		ws_error_destroy(err);
+		return -UNW_EINVAL;
 	}
-	struct page *p = &u->pages[(page / PAGE_SIZE_) % CACHE_PAGES];
-	if (p->address != page + 1 || p->tick != u->tick) {
-		struct ws_error *err = ws_remote_read(u->pid, page, p->bytes,
-						      PAGE_SIZE_);
-		if (err) {
-			ws_error_destroy(err);
-			p->address = 0;
-			/* Maybe only part of the page is mapped. */
-			err = ws_remote_read(u->pid, addr, out, sizeof(*out));
-			if (err) {
-				ws_error_destroy(err);
-				return -UNW_EINVAL;
-			}
-			return 0;
-		}
-		p->address = page + 1;
-		p->tick = u->tick;
-	}
-	memcpy(out, p->bytes + (addr - page), sizeof(*out));
 	return 0;
 }
 
@@ -256,7 +229,12 @@ struct ws_error *ws_unwinder_create(pid_t pid, Dwfl *dwfl,
 		return &ws_error_nomem;
 	u->pid = pid;
 	u->dwfl = dwfl;
-	u->pages = calloc(CACHE_PAGES, sizeof(*u->pages));
+	struct ws_memory_reader remote = ws_remote_reader(&u->pid);
+	u->pages = ws_read_cache_create(&remote, PAGE_SIZE_, CACHE_PAGES);
+	if (u->pages) {
+		u->memory = ws_read_cache_reader(u->pages);
+		ws_read_cache_begin(u->pages);
+	}
 	u->upt = _UPT_create(pid);
 	u->as = unw_create_addr_space(&accessors, 0);
 	if (!u->pages || !u->upt || !u->as) {
@@ -284,16 +262,15 @@ void ws_unwinder_destroy(struct ws_unwinder *u)
 	for (size_t i = 0; i < u->nmodule_upts; i++)
 		_UPT_destroy(u->module_upts[i].upt);
 	free(u->module_upts);
-	free(u->pages);
+	ws_read_cache_destroy(u->pages);
 	free(u->steps);
 	free(u);
 }
 
 void ws_unwinder_new_tick(struct ws_unwinder *u)
 {
-	/* Pages of earlier ticks are stale by their tick number: emptying
-	 * the cache would touch each of its 256 pages, every tick. */
-	u->tick++;
+	/* Pages of earlier ticks are stale (a new epoch: nothing touched). */
+	ws_read_cache_begin(u->pages);
 }
 
 /* --- libdwfl backend --- */
