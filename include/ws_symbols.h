@@ -98,6 +98,11 @@ bool ws_symbols_find_function(struct ws_symbols *symbols, const char *name,
  * of the section headers). */
 Elf_Scn *ws_module_find_section(Dwfl_Module *module, const char *name);
 
+/* A Go module's function table, .gopclntab (".data.rel.ro.gopclntab" in a
+ * position-independent binary, whose read-only data Go's linker puts in
+ * relro sections), or NULL: not Go. */
+Elf_Scn *ws_module_go_pclntab(Dwfl_Module *module);
+
 /* Called for each named symbol of a module with the symbol and its
  * address in the process (dwfl_module_getsym_info: sym->st_value is left
  * as the file has it); true stops the walk. */

@@ -26,7 +26,7 @@ const char *symbols_go_function(struct ws_symbols *symbols,
 				Dwfl_Module *module, Dwarf_Addr lookup_pc,
 				Dwarf_Addr pc, bool *out_of_memory)
 {
-	Elf_Scn *scn = ws_module_find_section(module, ".gopclntab");
+	Elf_Scn *scn = ws_module_go_pclntab(module);
 	Elf_Scn *text = ws_module_find_section(module, ".text");
 	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
 	GElf_Shdr text_header;
@@ -82,7 +82,7 @@ static const struct go_table *go_table(struct ws_symbols *symbols,
 	struct go_table *g = &symbols->go_tables[symbols->ngo_tables++];
 	memset(g, 0, sizeof(*g));
 	g->module = module;
-	Elf_Scn *scn = ws_module_find_section(module, ".gopclntab");
+	Elf_Scn *scn = ws_module_go_pclntab(module);
 	Elf_Scn *text = ws_module_find_section(module, ".text");
 	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
 	GElf_Shdr header, text_header;

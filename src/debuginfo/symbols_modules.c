@@ -31,6 +31,12 @@ Elf_Scn *ws_module_find_section(Dwfl_Module *mod, const char *name)
 	return NULL;
 }
 
+Elf_Scn *ws_module_go_pclntab(Dwfl_Module *mod)
+{
+	Elf_Scn *scn = ws_module_find_section(mod, ".gopclntab");
+	return scn ? scn : ws_module_find_section(mod, ".data.rel.ro.gopclntab");
+}
+
 struct find_function {
 	const char *name;
 	size_t len;

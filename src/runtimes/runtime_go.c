@@ -43,7 +43,7 @@ static int module_is_go(Dwfl_Module *mod, void **userdata, const char *name,
 {
 	(void)userdata, (void)name, (void)start;
 	if (ws_module_find_section(mod, ".go.buildinfo") ||
-	    ws_module_find_section(mod, ".gopclntab")) {
+	    ws_module_go_pclntab(mod)) {
 		*(bool *)arg = true;
 		return DWARF_CB_ABORT;
 	}
@@ -242,7 +242,7 @@ static int collect_rfuncs(Dwfl_Module *mod, void **userdata, const char *name,
 			  Dwarf_Addr start, void *arg)
 {
 	(void)userdata, (void)name, (void)start;
-	if (!ws_module_find_section(mod, ".gopclntab"))
+	if (!ws_module_go_pclntab(mod))
 		return DWARF_CB_OK;
 	return ws_module_each_symbol(mod, add_rfunc, arg)
 		? DWARF_CB_ABORT : DWARF_CB_OK;
