@@ -497,6 +497,8 @@ static void new_tick(struct go_state *s, const struct ws_read_context *context)
 {
 	forget_ms(s);
 	s->fing_running = -1;
+	if (s->reasons_pending)
+		go_read_wait_reasons(s);
 	if (context->labels && s->labels)
 		go_labels_new_tick(s->labels);
 }
@@ -577,11 +579,7 @@ static void go_destroy(struct ws_runtime *runtime)
 	struct go_state *s = runtime->state;
 	if (s) {
 		ws_dwtype_program_destroy(s->prog);
-		for (size_t i = 0; i < s->nreasons; i++) {
-			free(s->reasons[i]);
-			free(s->leaked_reasons[i]);
-			free(s->durable_reasons[i]);
-		}
+		go_forget_wait_reasons(s);
 		for (size_t i = 0; i < MAX_STATUS; i++)
 			free(s->unknown_states[i]);
 		go_labels_destroy(s->labels);

@@ -85,6 +85,11 @@ struct go_state {
 	bool has_bubble_id, bubble_durable;
 	char *unknown_states[MAX_STATUS];    /* "state N", made when seen */
 	size_t nreasons;
+	/* The strings could not be read yet (a position-independent binary
+	 * launched by record: at exec, before the dynamic loader has
+	 * relocated the array's pointers, they are 0): read again at the
+	 * next tick. */
+	bool reasons_pending;
 	/* Whether the finalizer goroutine runs user code: fingStatus's
 	 * fingRunningFinalizer bit (Go >= 1.20) or fingRunning (1.19). */
 	struct ws_dwobj fing;
@@ -116,8 +121,11 @@ void go_resolve_states(struct go_state *s);
 /* Where the finalizer goroutine says it runs user finalizers (s->fing). */
 void go_resolve_finalizer(struct go_state *s);
 /* The target's wait-reason strings, with their " (leaked)" and
- * " (durable)" forms; missing strings only cost the reason text. */
+ * " (durable)" forms; missing strings only cost the reason text. An
+ * element whose string cannot be read leaves none read and
+ * s->reasons_pending set. */
 void go_read_wait_reasons(struct go_state *s);
+void go_forget_wait_reasons(struct go_state *s);
 
 /* Finds how the target keeps label sets (the DWARF type
  * runtime/pprof.labelMap). Errors: the program has no such type (it never

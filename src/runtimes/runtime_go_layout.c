@@ -298,8 +298,21 @@ static void read_durable_reasons(struct go_state *s)
 
 /* The target's own names of wait reasons (their order changes between Go
  * versions). Missing strings only cost the reason text. */
+void go_forget_wait_reasons(struct go_state *s)
+{
+	for (size_t i = 0; i < s->nreasons; i++) {
+		free(s->reasons[i]);
+		free(s->leaked_reasons[i]);
+		free(s->durable_reasons[i]);
+		s->reasons[i] = s->leaked_reasons[i] = s->durable_reasons[i] = NULL;
+	}
+	s->nreasons = 0;
+}
+
 void go_read_wait_reasons(struct go_state *s)
 {
+	go_forget_wait_reasons(s);
+	s->reasons_pending = false;
 	struct ws_dwobj arr;
 	struct ws_error *err = ws_dwtype_global(s->prog, NULL,
 						"runtime.waitReasonStrings",
@@ -312,12 +325,18 @@ void go_read_wait_reasons(struct go_state *s)
 		struct ws_dwobj str;
 		char buf[80];
 		size_t len;
+		/* Past the array's end: every reason read. */
 		err = ws_dwtype_index(&arr, i, &str);
-		if (!err)
-			err = ws_dwtype_read_gostring(&str, buf, sizeof(buf), &len);
 		if (err) {
 			ws_error_destroy(err);
 			break;
+		}
+		err = ws_dwtype_read_gostring(&str, buf, sizeof(buf), &len);
+		if (err) {
+			ws_error_destroy(err);
+			go_forget_wait_reasons(s);
+			s->reasons_pending = true;
+			return;
 		}
 		s->reasons[i] = strdup(buf);
 		if (asprintf(&s->leaked_reasons[i], "%s (leaked)", buf) < 0)
