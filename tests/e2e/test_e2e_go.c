@@ -148,7 +148,7 @@ static void compare_with_go(const char *release, const char *fixture,
 	c->t = start_dumping(release, fixture);
 	c->root = dump_json(c->t.proc.pid, NULL, NULL);
 	c->tb = go_own_traceback(&c->t);
-	c->st = e2e_symtab_load(c->t.path);
+	c->st = e2e_symtab_load_loaded(c->t.proc.pid, c->t.path);
 	c->dump = go_dump_load(c->root);
 	go_fidelity_compare(c->tb, &c->dump, &c->st, &plain, &c->r);
 	go_fidelity_log(&c->r, release);
@@ -1039,7 +1039,7 @@ static void check_every_frame_symbolized(const char *release)
 	const char *args[] = { "256", "4194304", NULL };
 	struct go_target t = start_go(release, "go_workload3", args, 30000);
 	cJSON *root = dump_json(t.proc.pid, "--system-tasks", NULL);
-	struct e2e_symtab st = e2e_symtab_load(t.path);
+	struct e2e_symtab st = e2e_symtab_load_loaded(t.proc.pid, t.path);
 	size_t frames = 0, unnamed = 0, unstarted = 0;
 	struct go_dump dump = go_dump_load(root);
 	unsigned long reported[16];
@@ -1064,15 +1064,16 @@ static void check_every_frame_symbolized(const char *release)
 			if (seen || nreported == 16)
 				continue;
 			reported[nreported++] = f->address;
-			const struct e2e_sym *fn = e2e_symtab_function_at(&st, f->address);
+			uint64_t file_address = f->address - st.bias;
+			const struct e2e_sym *fn = e2e_symtab_function_at(&st, file_address);
 			cr_log_error("goroutine %ld [%s] frame #%zu at %#lx has no "
 				     "function; .symtab: %s%s%s", g->id,
 				     g->state ? g->state : "?", k, f->address,
-				     fn ? (fn->value == f->address ? "the entry of "
-								   : "inside ")
+				     fn ? (fn->value == file_address ? "the entry of "
+								     : "inside ")
 					: "no symbol",
 				     fn ? fn->name : "",
-				     fn && fn->value == f->address && k == 0
+				     fn && fn->value == file_address && k == 0
 					     ? " (frame 0 of a saved context at a "
 					       "function entry, symbolized at pc-1?)"
 					     : "");

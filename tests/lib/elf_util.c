@@ -30,7 +30,7 @@ static Elf *open_elf(const char *path, int *fd)
 
 struct e2e_symtab e2e_symtab_load(const char *path)
 {
-	struct e2e_symtab st = { NULL, 0 };
+	struct e2e_symtab st = { NULL, 0, 0 };
 	size_t cap = 0;
 	int fd;
 	Elf *elf = open_elf(path, &fd);
@@ -68,6 +68,13 @@ struct e2e_symtab e2e_symtab_load(const char *path)
 	elf_end(elf);
 	close(fd);
 	cr_assert_gt(st.n, 0, "%s has no symbol table", path);
+	return st;
+}
+
+struct e2e_symtab e2e_symtab_load_loaded(pid_t pid, const char *path)
+{
+	struct e2e_symtab st = e2e_symtab_load(path);
+	st.bias = e2e_load_bias(pid, path);
 	return st;
 }
 

@@ -23,11 +23,17 @@ struct e2e_sym {
 struct e2e_symtab {
 	struct e2e_sym *syms;
 	size_t n;
+	/* What to add to a link-time address for a run-time one (0 after
+	 * e2e_symtab_load; e2e_load_bias for a running PIE): used by the
+	 * lookups below that take or give run-time addresses. */
+	uint64_t bias;
 };
 
 /* Every function and object symbol of the ELF file at path (which must
  * have some). */
 struct e2e_symtab e2e_symtab_load(const char *path);
+/* The same, for the copy of path that pid runs (its bias set). */
+struct e2e_symtab e2e_symtab_load_loaded(pid_t pid, const char *path);
 void e2e_symtab_free(struct e2e_symtab *st);
 
 /* Symbol `name` (functions also as NAME.abi0, as Go's assembly carries it

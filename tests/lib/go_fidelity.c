@@ -313,7 +313,7 @@ static bool symtab_entry(const struct e2e_symtab *st, const char *name,
 
 	if (!sym || !sym->is_function)
 		return false;
-	*entry = sym->value;
+	*entry = sym->value + st->bias;
 	return true;
 }
 

@@ -115,7 +115,7 @@ struct go_fidelity_options {
  *    (its kind and number, ", synctest bubble N"), and the frames: Go's
  *    frames appear in wallspy's, in order, with the same function, file:
  *    line, inlined marker and return address (the function's .symtab
- *    entry in st + Go's "+0x" offset); every wallspy frame Go did not
+ *    entry in st, moved by st's bias, + Go's "+0x" offset); every wallspy frame Go did not
  *    print is one Go hides (an unexported runtime function, unless
  *    go_shows_runtime), or lies where Go cut the stack: beyond its first
  *    100 physical frames (Go 1.19, 1.20), or in the gap of "...N frames
