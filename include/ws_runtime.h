@@ -64,6 +64,14 @@ struct ws_runtime_caps {
 	bool hide_wrappers;
 	const char *const *wrapper_shown_above;
 	enum ws_tick_kind tick;
+	/* WS_TICK_STOPPED whose registry is walked whole (a list: each task
+	 * leads to the next) by a walk that holds up when read while the
+	 * target runs (visits a task once, bounded, an error where it
+	 * breaks off): record and attach walk it while the target runs,
+	 * keeping the budget's sample, and hold every thread only while
+	 * ops->reread reads the kept tasks again and their stacks are
+	 * copied, so the pause is the sample's, not the walk's. */
+	bool walk_live;
 };
 
 /* How one call of list_tasks or reread reads the target. */

@@ -107,6 +107,11 @@ struct ws_tick {
 	/* Of the tick's time, how much went into naming addresses seen for
 	 * the first time (loading debug info): start-up work, not load. */
 	uint64_t cold_naming_ns;
+	/* How much longer than an interval the next tick should wait for
+	 * this one's work to fit --max-cpu: a registry walked whole
+	 * (ws_runtime_caps.walk_live) costs what its length does, which the
+	 * task limit cannot bound; spacing the ticks does. 0: none. */
+	uint64_t rest_ns;
 };
 
 struct ws_sampler;

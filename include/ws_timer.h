@@ -27,6 +27,7 @@ struct ws_timer {
 	double rate;            /* Hz */
 	uint64_t k;             /* grid point of the next tick (1 first) */
 	uint64_t deadline_ns;   /* the last ws_timer_next */
+	uint64_t rested;        /* grid points ws_timer_rest skipped */
 	bool warned_late;
 	struct ws_random rng;   /* the jitter */
 };
@@ -34,7 +35,9 @@ struct ws_timer {
 /* What a tick that came due stands for. */
 struct ws_timer_tick {
 	uint64_t missed;        /* grid points skipped before it (0: on time) */
-	double weight;          /* seconds its samples stand for: (1 + missed) / rate */
+	uint64_t rested;        /* grid points ws_timer_rest skipped before it */
+	/* seconds its samples stand for: (1 + rested + missed) / rate */
+	double weight;
 	/* Where that time begins, in seconds from the start: on the grid, so
 	 * that a task sampled in some ticks only shows whole ticks between
 	 * its samples. */
@@ -54,7 +57,9 @@ void ws_timer_init(struct ws_timer *timer, uint64_t start_ns, double rate,
 uint64_t ws_timer_next(struct ws_timer *timer);
 
 /* The wait for the deadline (ws_timer_next's) ended at `now_ns`. False when
- * the end has come: no tick, the recording is over. Else fills *tick and
+ * the end has come: no tick, the recording is over (once ws_timer_rest ran
+ * past the end, a last tick first, standing for the time up to the end).
+ * Else fills *tick and
  * moves the grid past this tick and the ones it missed (more than one
  * interval late: (now - deadline) / interval of them). `recorded_ticks`:
  * ticks recorded so far, which decides whether lateness is still the
@@ -65,5 +70,11 @@ uint64_t ws_timer_next(struct ws_timer *timer);
 bool ws_timer_fire(struct ws_timer *timer, uint64_t now_ns,
 		   uint64_t recorded_ticks, bool excused,
 		   struct ws_timer_tick *tick);
+
+/* After a tick whose work asks for `ns` more than an interval of rest
+ * (ws_tick.rest_ns: the CPU budget), the next tick comes that many whole
+ * intervals later; the skipped grid points are not missed (wallspy chose
+ * them) but their time is the next tick's weight all the same. */
+void ws_timer_rest(struct ws_timer *timer, uint64_t ns);
 
 #endif

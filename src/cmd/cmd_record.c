@@ -58,6 +58,7 @@ struct recording {
 	bool ended;		/* the launched command was ended: see end */
 	struct ws_target_end end;
 	uint64_t failed_ticks, failed_ticks_in_row;
+	bool said_rest;         /* the ticks spaced for --max-cpu, said */
 	/* The last tick's cost, from its firing to its samples added, and
 	 * the part of it spent naming addresses for the first time. */
 	uint64_t last_work_ns, last_cold_ns;
@@ -306,6 +307,19 @@ static struct ws_error *sample_loop(struct recording *r)
 		err = add_tick(r, r->target, tick, &due);
 		if (err)
 			return err;
+		if (tick->rest_ns >= timer.interval_ns) {
+			/* A registry walked whole costs what its length does:
+			 * the ticks are spaced to keep --max-cpu. */
+			ws_timer_rest(&timer, tick->rest_ns);
+			if (!r->said_rest) {
+				r->said_rest = true;
+				ws_status_clear(&r->status);
+				fprintf(stderr,
+					"wallspy: walking every %s takes more than --max-cpu allows at %.4g Hz; ticks spaced to %.2f s (a higher --max-cpu samples more often)\n",
+					tick->task_noun, o->rate,
+					(double)(tick->rest_ns + timer.interval_ns) / 1e9);
+			}
+		}
 		r->last_work_ns = ws_now_ns() - fired_ns;
 		r->last_cold_ns = tick->cold_naming_ns;
 		ws_status_draw(&r->status, ws_now_ns());

@@ -38,11 +38,26 @@ bool ws_timer_fire(struct ws_timer *timer, uint64_t now_ns,
 		   uint64_t recorded_ticks, bool excused,
 		   struct ws_timer_tick *tick)
 {
-	if (now_ns >= timer->end_ns)
-		return false;
+	if (now_ns >= timer->end_ns) {
+		if (!timer->rested || timer->end_ns == UINT64_MAX)
+			return false;
+		/* Resting ran past the end: one last tick stands for the
+		 * time from the one before to the end, or the profile would
+		 * lose up to a whole rest. */
+		double from = (double)(timer->k - 1 - timer->rested) / timer->rate;
+		*tick = (struct ws_timer_tick){
+			.rested = timer->rested,
+			.covers_from = from,
+			.weight = (double)(timer->end_ns - timer->start_ns) / 1e9 - from,
+		};
+		timer->rested = 0;
+		return tick->weight > 0;
+	}
 	*tick = (struct ws_timer_tick){
-		.covers_from = (double)(timer->k - 1) / timer->rate,
+		.rested = timer->rested,
+		.covers_from = (double)(timer->k - 1 - timer->rested) / timer->rate,
 	};
+	timer->rested = 0;
 	/* Up to an interval late is the jitter's business; beyond, whole
 	 * intervals were skipped. */
 	uint64_t deadline = timer->deadline_ns;
@@ -56,6 +71,13 @@ bool ws_timer_fire(struct ws_timer *timer, uint64_t now_ns,
 		}
 	}
 	timer->k++;
-	tick->weight = (double)(1 + tick->missed) / timer->rate;
+	tick->weight = (double)(1 + tick->rested + tick->missed) / timer->rate;
 	return true;
+}
+
+void ws_timer_rest(struct ws_timer *timer, uint64_t ns)
+{
+	uint64_t skip = ns / timer->interval_ns;
+	timer->k += skip;
+	timer->rested += skip;
 }

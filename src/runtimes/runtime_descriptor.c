@@ -699,11 +699,20 @@ struct ws_error *ws_descriptor_runtime_create(const char *text,
 	if (d->version < 2)
 		live = d->has_workers && d->has_switches &&
 		       d->roots[0].layout != LAYOUT_LIST;
+	/* Without them, a list's walk (desc_walk: each task visited once,
+	 * bounded, an error where a live read breaks off) can still leave
+	 * the pause. */
+	bool walks_list = false;
+	for (unsigned i = 0; i < d->nroots; i++)
+		walks_list |= d->roots[i].layout == LAYOUT_LIST ||
+			      d->roots[i].layout == LAYOUT_RING ||
+			      d->roots[i].layout == LAYOUT_SENTINEL_RING;
 	s->caps = (struct ws_runtime_caps){
 		.name = s->d.name,
 		.root_function = s->d.root_function,
 		.root_file = s->d.root_file,
 		.tick = live ? WS_TICK_LIVE : WS_TICK_STOPPED,
+		.walk_live = !live && walks_list,
 	};
 	*ret = rt;
 	return NULL;

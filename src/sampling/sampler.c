@@ -562,6 +562,9 @@ static struct ws_error *take_tasks(struct ws_sampler *s)
 			return ws_tick_live(s);
 		break;
 	case WS_TICK_STOPPED:
+		if (s->options.live && s->runtime->caps->walk_live &&
+		    s->runtime->ops->reread)
+			return ws_tick_walked_live(s);
 		break;
 	}
 	return ws_tick_stopped(s);
@@ -631,6 +634,7 @@ struct ws_error *ws_sampler_tick(struct ws_sampler *s,
 		return err;
 	struct ws_tick *tick = &s->tick;
 	tick->ntasks = 0;
+	tick->rest_ns = 0;
 	tick->task_noun = s->runtime->caps->task_noun ? s->runtime->caps->task_noun
 						       : "task";
 	tick->start_ns = ws_now_ns();

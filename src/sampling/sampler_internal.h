@@ -68,6 +68,9 @@ struct ws_sampler {
 	uint64_t last_refresh_ns;  /* of the module list (dlopen) */
 	uint64_t phase_ns[WS_NPHASES];
 	struct ws_live live;
+	/* A whole list's walk (ws_tick_walked_live): its cost smoothed
+	 * over the ticks after the first (cold) one; 0 before. */
+	double walk_ns;
 	/* Threads of the target not traced yet (born since the last scan of
 	 * /proc/PID/task), the last scan and its cost per thread. */
 	size_t untraced;
@@ -115,6 +118,7 @@ static inline void ws_sampler_set_pc_exact(const struct ws_sampler *s,
 /* The tick kinds. Each fills s->tasks and s->snapshots (one per task)
  * and the tick's pause, and leaves every thread it stopped resumed. */
 struct ws_error *ws_tick_stopped(struct ws_sampler *s);
+struct ws_error *ws_tick_walked_live(struct ws_sampler *s);
 struct ws_error *ws_tick_rolling(struct ws_sampler *s);
 struct ws_error *ws_tick_live(struct ws_sampler *s);
 

@@ -533,14 +533,16 @@ Test(e2e_green, record_parked_roots, .timeout = 90, .fini = e2e_cleanup_adopting
 /* Per-tick accounting on a population known by construction: attached
  * after "ready", greenrt_parked has exactly the table's tasks and one idle
  * worker at every tick, so every profile was sampled at every tick (equal
- * total weights, (ticks + missed) / rate each) and samples = 9 x ticks. */
-Test(e2e_green, attach_parked_every_task_every_tick, .timeout = 60,
-     .fini = e2e_cleanup)
+ * total weights, (ticks + missed) / rate each) and samples = 9 x ticks.
+ * `runtime`: NULL for the embedded descriptor (an array: live ticks), or a
+ * descriptor file. */
+static void check_every_task_every_tick(const char *runtime)
 {
 	struct truth_task table[TRUTH_MAX_TASKS];
 	int ntable = load_expected(table);
 	pid_t pid = e2e_start_fixture("greenrt/greenrt_parked", NULL, "ready", 20000);
-	const char *opts[] = { "-d", "1.5", "--group-by", "task", NULL };
+	const char *opts[] = { "-d", "1.5", "--group-by", "task",
+			       runtime ? "--runtime" : NULL, runtime, NULL };
 	const char *out;
 	const cJSON *profile;
 
@@ -564,6 +566,71 @@ Test(e2e_green, attach_parked_every_task_every_tick, .timeout = 60,
 			  ss_profile_name(profile), total, s.ticks, s.missed, RATE_HZ,
 			  expected);
 	}
+	e2e_check_healthy_then_stop(pid);
+}
+
+Test(e2e_green, attach_parked_every_task_every_tick, .timeout = 60,
+     .fini = e2e_cleanup)
+{
+	check_every_task_every_tick(NULL);
+}
+
+/* The list walked while the target runs (ws_runtime_caps.walk_live), the
+ * kept tasks read again stopped: the same tasks, chains and weights. */
+Test(e2e_green, attach_parked_list_walked_live, .timeout = 60,
+     .fini = e2e_cleanup)
+{
+	check_every_task_every_tick(WS_SOURCE_DIR
+				    "/fixtures/greenrt/greenrt-list.wallspy.json");
+}
+
+/* A list walk that costs more than --max-cpu allows an interval spaces
+ * the ticks, says so once, and keeps the time: each tick's samples stand
+ * for the intervals since the one before, so every task's profile still
+ * covers the recording (a tiny budget makes the 9-task list "long"). */
+Test(e2e_green, attach_list_walk_spaced_by_cpu_budget, .timeout = 60,
+     .fini = e2e_cleanup)
+{
+	struct truth_task table[TRUTH_MAX_TASKS];
+	int ntable = load_expected(table);
+	pid_t pid = e2e_start_fixture("greenrt/greenrt_parked", NULL, "ready", 20000);
+	const char *opts[] = { "-d", "2", "--group-by", "task", "--max-cpu",
+			       "0.0005", "--runtime",
+			       WS_SOURCE_DIR "/fixtures/greenrt/greenrt-list.wallspy.json",
+			       NULL };
+	const char *out;
+	const cJSON *profile;
+
+	struct e2e_result res = e2e_attach(pid, opts, "out.json", &out, 30000);
+	struct e2e_summary s = e2e_parse_summary(res.err);
+	struct ss_view v = ss_load(out);
+
+	const char *note = strstr(res.err, "ticks spaced to");
+	cr_assert(note, "no word of the spacing:\n%s", res.err);
+	cr_assert_null(strstr(note + 1, "ticks spaced to"), "said twice:\n%s",
+		       res.err);
+	cr_assert_null(strstr(res.err, "falling behind"),
+		       "spacing taken for lateness:\n%s", res.err);
+	/* 5 us or more a walk at 0.0005 % is 1 s or more between ticks: far
+	 * fewer than the 200 of 2 s at 100 Hz. */
+	cr_assert(s.ticks >= 1 && s.ticks <= 20, "%ld ticks in 2 s", s.ticks);
+	check_parked_by_task(&v, table, ntable, true);
+	cr_assert_eq(cJSON_GetArraySize(v.profiles), ntable + 1);
+	/* The first tick stands for its interval; each later one for the
+	 * intervals since the one before, and a last one at the end for the
+	 * rest that ran past it: together the whole 2 s, the same for every
+	 * task. */
+	double first = -1;
+	cJSON_ArrayForEach(profile, v.profiles) {
+		double total = ss_profile_weight(profile);
+
+		if (first < 0)
+			first = total;
+		cr_assert(fabs(total - first) < 1e-6, "profile %s: %.4f s, another %.4f s",
+			  ss_profile_name(profile), total, first);
+	}
+	cr_assert(first > 1.9 && first <= 2.0 + 1e-6,
+		  "%ld ticks stand for %.3f s of 2 s", s.ticks, first);
 	e2e_check_healthy_then_stop(pid);
 }
 

@@ -174,3 +174,61 @@ Test(timer, duration_ends_the_ticks, .timeout = 10)
 	}
 	cr_assert_eq(ticks, 3);
 }
+
+Test(timer, rest_spaces_ticks_and_keeps_their_weight, .timeout = 10)
+{
+	struct ws_timer timer;
+	ws_timer_init(&timer, START, 100, 0, 11);
+	const uint64_t interval = 10000000;
+	struct ws_timer_tick due;
+	uint64_t deadline = ws_timer_next(&timer);
+	cr_assert(ws_timer_fire(&timer, deadline, 20, false, &due));
+	cr_assert_float_eq(due.weight, 0.01, 1e-12);
+	/* The tick asks for 4.5 intervals more than one: the next comes 4
+	 * whole intervals later, at grid point 6, on time (not missed), and
+	 * stands for the five intervals since the first. */
+	ws_timer_rest(&timer, 9 * interval / 2);
+	deadline = ws_timer_next(&timer);
+	double offset = ((double)deadline - (double)(START + 6 * interval)) /
+			(double)interval;
+	cr_assert(fabs(offset) <= 0.1, "rested tick %.3f intervals off point 6",
+		  offset);
+	cr_assert(ws_timer_fire(&timer, deadline, 20, false, &due));
+	cr_assert_eq(due.missed, 0);
+	cr_assert_eq(due.rested, 4);
+	cr_assert_not(due.warn_late);
+	cr_assert_float_eq(due.weight, 0.05, 1e-12);
+	cr_assert_float_eq(due.covers_from, 0.01, 1e-12);
+	/* The rest is spent: the tick after is one interval on. */
+	deadline = ws_timer_next(&timer);
+	cr_assert(ws_timer_fire(&timer, deadline, 20, false, &due));
+	cr_assert_eq(due.rested, 0);
+	cr_assert_float_eq(due.weight, 0.01, 1e-12);
+	cr_assert_float_eq(due.covers_from, 0.06, 1e-12);
+	/* Less than an interval more is no rest at all. */
+	ws_timer_rest(&timer, interval / 2);
+	deadline = ws_timer_next(&timer);
+	cr_assert(ws_timer_fire(&timer, deadline, 20, false, &due));
+	cr_assert_eq(due.rested, 0);
+	cr_assert_float_eq(due.covers_from, 0.07, 1e-12);
+}
+
+Test(timer, rest_past_the_end_is_a_last_tick_up_to_it, .timeout = 10)
+{
+	struct ws_timer timer;
+	/* 100 Hz for 1 s; the first tick asks for 3 s of rest. */
+	ws_timer_init(&timer, START, 100, 1.0, 13);
+	struct ws_timer_tick due;
+	uint64_t deadline = ws_timer_next(&timer);
+	cr_assert(ws_timer_fire(&timer, deadline, 20, false, &due));
+	ws_timer_rest(&timer, 3000000000ull);
+	deadline = ws_timer_next(&timer);
+	cr_assert_eq(deadline, START + 1000000000ull, "the end is the deadline");
+	/* One last tick, for 0.01 .. 1 s; then none. */
+	cr_assert(ws_timer_fire(&timer, deadline, 20, false, &due));
+	cr_assert_float_eq(due.covers_from, 0.01, 1e-12);
+	cr_assert_float_eq(due.weight, 0.99, 1e-9);
+	cr_assert_eq(due.missed, 0);
+	deadline = ws_timer_next(&timer);
+	cr_assert_not(ws_timer_fire(&timer, deadline, 21, false, &due));
+}
