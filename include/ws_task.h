@@ -102,6 +102,9 @@ struct ws_task_list {
 
 /* Appends a zeroed task; NULL when out of memory. */
 struct ws_task *ws_task_list_add(struct ws_task_list *list);
+/* Room for `more` tasks after the last (not added, not zeroed): false
+ * when out of memory. */
+bool ws_task_list_reserve(struct ws_task_list *list, size_t more);
 void ws_task_list_clear(struct ws_task_list *list);
 void ws_task_list_deinit(struct ws_task_list *list);
 

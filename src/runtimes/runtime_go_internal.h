@@ -34,6 +34,8 @@ enum {
 	MAX_REASONS = 128,
 	MAX_STATUS = 64,      /* statuses above: unknown */
 	BATCH = 1024,         /* IOV_MAX */
+	G_RUN_MAX = 64 << 10, /* bytes of neighbouring gs read as one range */
+	G_BATCH = 256 << 10,  /* bytes of gs read per batch */
 };
 
 /* Whose a goroutine is, from its start function (Go's isSystemGoroutine). */
@@ -105,8 +107,9 @@ struct go_state {
 	/* per tick */
 	uint64_t *gptrs;
 	size_t gptrs_capacity;
-	uint8_t *gbuf;
-	size_t gbuf_capacity;
+	uint8_t *gbuf;            /* G_BATCH bytes of g windows (read_gs) */
+	struct g_slot { uint64_t address; size_t index; } *gsorted;
+	size_t gsorted_capacity;
 	struct { uint64_t address; uint8_t *bytes; } *ms;
 	size_t nms, ms_capacity;
 };

@@ -12,16 +12,24 @@
 #include "ws_syscalls.h"
 #include "ws_target.h"
 
-struct ws_task *ws_task_list_add(struct ws_task_list *list)
+bool ws_task_list_reserve(struct ws_task_list *list, size_t more)
 {
 	size_t had = list->capacity;
-	if (!ws_grow((void **)&list->tasks, &list->capacity, list->n + 1,
+	if (list->n + more < list->n ||
+	    !ws_grow((void **)&list->tasks, &list->capacity, list->n + more,
 		     sizeof(*list->tasks)))
-		return NULL;
+		return false;
 	/* A registry of 10k tasks fills the whole list at once. */
 	if (list->capacity != had)
 		ws_prefault(list->tasks + had,
 			    (list->capacity - had) * sizeof(*list->tasks));
+	return true;
+}
+
+struct ws_task *ws_task_list_add(struct ws_task_list *list)
+{
+	if (!ws_task_list_reserve(list, 1))
+		return NULL;
 	struct ws_task *task = &list->tasks[list->n++];
 	memset(task, 0, sizeof(*task));
 	return task;
