@@ -52,9 +52,11 @@ struct recording {
 	struct ws_status status;
 	char *output_path;
 	int stop_signal;	/* the signal that ended the recording, or 0 */
-	/* The target was in wallspy's process group at the last look (each
-	 * tick): a terminal's signal to wallspy reached it too. */
+	/* The target was in wallspy's process group at the last look (see
+	 * note_group): a terminal's signal to wallspy reached it too. */
 	bool same_group;
+	pid_t own_group;         /* getpgrp(), once */
+	uint64_t group_checked_ns;
 	bool ended;		/* the launched command was ended: see end */
 	struct ws_target_end end;
 	uint64_t failed_ticks, failed_ticks_in_row;
@@ -138,12 +140,21 @@ static struct ws_error *add_tick(struct recording *r, struct ws_target *proc,
 	return NULL;
 }
 
-/* Updates same_group while the target can still be asked. */
-static void note_group(struct recording *r)
+/* Updates same_group while the target can still be asked: at start and
+ * end (`now`), and in between at most every 100 ms (two system calls a
+ * tick are a share of a tick's cost). wallspy's own group never changes:
+ * it is taken once. */
+static void note_group(struct recording *r, bool now)
 {
+	uint64_t t = ws_now_ns();
+	if (!now && t - r->group_checked_ns < 100000000u)
+		return;
+	r->group_checked_ns = t;
+	if (!r->own_group)
+		r->own_group = getpgrp();
 	pid_t pgid = getpgid(r->target->pid);
 	if (pgid >= 0)
-		r->same_group = pgid == getpgrp();
+		r->same_group = pgid == r->own_group;
 }
 
 /* Brings the children up to the tree: a process born since the last tick
@@ -293,7 +304,7 @@ static struct ws_error *sample_loop(struct recording *r)
 			continue;
 		}
 		r->failed_ticks_in_row = 0;
-		note_group(r);
+		note_group(r, false);
 		if (o->subprocesses && (err = tick_children(r, &due)))
 			return err;
 		if (tick->ntasks == 0)
@@ -548,7 +559,7 @@ int ws_cmd_record(const struct ws_options *o)
 	snprintf(hint, sizeof(hint), "Ctrl-C to stop and write %s",
 		 strcmp(r.output_path, "-") == 0 ? "the profile" : r.output_path);
 	r.status.hint = hint;
-	note_group(&r);
+	note_group(&r, true);
 	struct timespec wall;
 	clock_gettime(CLOCK_REALTIME, &wall);
 	ws_profile_set_start_time(r.profile, (uint64_t)wall.tv_sec * 1000000000u +
@@ -559,7 +570,7 @@ int ws_cmd_record(const struct ws_options *o)
 	 * (the terminal's Ctrl-C, which wallspy got too) is handed out. */
 	if (r.target->exited && !r.stop_signal)
 		r.stop_signal = ws_target_wait_events(r.target, 0);
-	note_group(&r);
+	note_group(&r, true);
 	if (!r.target->exited && r.target->launched && !o->keep_running) {
 		/* The status line would stay on screen during the grace. */
 		ws_status_clear(&r.status);
