@@ -119,6 +119,13 @@ static inline void ws_sampler_set_pc_exact(const struct ws_sampler *s,
  * and the tick's pause, and leaves every thread it stopped resumed. */
 struct ws_error *ws_tick_stopped(struct ws_sampler *s);
 struct ws_error *ws_tick_walked_live(struct ws_sampler *s);
+/* The first step of a tick that reads the registry while the target runs
+ * (ws_tick_live, ws_tick_walked_live): lists the tasks in s->tasks, keeping
+ * the budget's uniform sample (`live`: as ws_budget_task_limit's), with
+ * *context the read's. False when the registry broke off under the read:
+ * the caller takes the tick stopped instead. */
+bool ws_tick_list_running(struct ws_sampler *s, bool live,
+			  struct ws_read_context *context);
 struct ws_error *ws_tick_rolling(struct ws_sampler *s);
 struct ws_error *ws_tick_live(struct ws_sampler *s);
 

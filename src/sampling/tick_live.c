@@ -249,6 +249,25 @@ static size_t put_stackless_last(struct ws_task_list *l)
 	return k;
 }
 
+bool ws_tick_list_running(struct ws_sampler *s, bool live,
+			  struct ws_read_context *context)
+{
+	struct ws_runtime *rt = s->runtime;
+	ws_target_forget_regs(s->target);
+	size_t limit = ws_budget_task_limit(&s->budget, 0, live);
+	*context = ws_sampler_context(s, true, limit);
+	ws_task_list_clear(&s->tasks);
+	struct ws_error *err = rt->ops->list_tasks(rt, s->target, context,
+						   &s->tasks);
+	if (err) {
+		ws_error_destroy(err);
+		return false;
+	}
+	if (limit && s->tasks.n > limit)
+		ws_budget_subsample(&s->budget, &s->tasks, limit);
+	return true;
+}
+
 /* A tick that reads the registry and copies the parked tasks while the
  * target runs, then reads every task again: a task whose version, state or
  * saved context changed meanwhile, or whose guard (ws_task.guard_*) moved
@@ -263,21 +282,12 @@ struct ws_error *ws_tick_live(struct ws_sampler *s)
 {
 	struct ws_tick *tick = &s->tick;
 	struct ws_runtime *rt = s->runtime;
-	ws_target_forget_regs(s->target);
 	uint64_t t0 = ws_now_ns();
-	size_t limit = ws_budget_task_limit(&s->budget, 0, true);
-	struct ws_read_context context = ws_sampler_context(s, true, limit);
-	ws_task_list_clear(&s->tasks);
-	struct ws_error *err = rt->ops->list_tasks(rt, s->target, &context,
-						   &s->tasks);
-	if (err) {
-		/* Read while it changed (a registry array freed as it
-		 * grew): this tick holds every thread instead. */
-		ws_error_destroy(err);
+	struct ws_read_context context;
+	/* Read while it changed (a registry array freed as it grew): this
+	 * tick holds every thread instead. */
+	if (!ws_tick_list_running(s, true, &context))
 		return ws_tick_stopped(s);
-	}
-	if (limit && s->tasks.n > limit)
-		ws_budget_subsample(&s->budget, &s->tasks, limit);
 	size_t all = s->tasks.n;
 	size_t n = put_stackless_last(&s->tasks);
 	for (size_t i = 0; i < n; i++)
@@ -287,8 +297,8 @@ struct ws_error *ws_tick_live(struct ws_sampler *s)
 	if (!live_reserve(s, 2 * all))
 		return &ws_error_nomem;
 	context.limit = 0;
-	err = ws_snapshot_take(&s->snapshots, s->target, &s->tasks,
-			       s->options.max_stack);
+	struct ws_error *err = ws_snapshot_take(&s->snapshots, s->target,
+						&s->tasks, s->options.max_stack);
 	if (!err)
 		err = rt->ops->reread(rt, s->target, &context, s->tasks.tasks,
 				      n, s->live.verdicts);
