@@ -14,16 +14,10 @@
 
 bool ws_task_list_reserve(struct ws_task_list *list, size_t more)
 {
-	size_t had = list->capacity;
-	if (list->n + more < list->n ||
-	    !ws_grow((void **)&list->tasks, &list->capacity, list->n + more,
-		     sizeof(*list->tasks)))
-		return false;
 	/* A registry of 10k tasks fills the whole list at once. */
-	if (list->capacity != had)
-		ws_prefault(list->tasks + had,
-			    (list->capacity - had) * sizeof(*list->tasks));
-	return true;
+	return list->n + more >= list->n &&
+	       ws_grow_large((void **)&list->tasks, &list->capacity,
+			     list->n + more, sizeof(*list->tasks));
 }
 
 struct ws_task *ws_task_list_add(struct ws_task_list *list)
@@ -42,7 +36,7 @@ void ws_task_list_clear(struct ws_task_list *list)
 
 void ws_task_list_deinit(struct ws_task_list *list)
 {
-	free(list->tasks);
+	ws_free_large(list->tasks);
 	list->tasks = NULL;
 	list->n = list->capacity = 0;
 }

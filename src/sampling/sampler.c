@@ -170,7 +170,7 @@ void ws_sampler_destroy(struct ws_sampler *s)
 	free(s->rolling_tids);
 	free(s->rolling_picks);
 	free(s->rolling_bits);
-	free(s->tick.tasks);
+	ws_free_large(s->tick.tasks);
 	free(s->tick.frames);
 	free(s);
 }
@@ -648,8 +648,8 @@ struct ws_error *ws_sampler_tick(struct ws_sampler *s,
 	uint64_t unwind_start = ws_now_ns();
 	name_threads(s);
 
-	if (!ws_grow((void **)&tick->tasks, &s->tick_capacity, s->tasks.n,
-		     sizeof(*tick->tasks)))
+	if (!ws_grow_large((void **)&tick->tasks, &s->tick_capacity,
+			   s->tasks.n, sizeof(*tick->tasks)))
 		return &ws_error_nomem;
 	uint64_t cold_before = ws_symbols_cold_ns(s->symbols);
 	err = unwind_all(s);

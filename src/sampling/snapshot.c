@@ -22,8 +22,8 @@ void ws_snapshot_set_init(struct ws_snapshot_set *set, pid_t pid)
 
 void ws_snapshot_set_deinit(struct ws_snapshot_set *set)
 {
-	free(set->snaps);
-	free(set->arena);
+	ws_free_large(set->snaps);
+	ws_free_large(set->arena);
 	for (size_t i = 0; i < set->nchunks; i++)
 		free(set->chunks[i].bytes);
 	free(set->chunks);
@@ -197,8 +197,8 @@ struct ws_error *ws_snapshot_take(struct ws_snapshot_set *set,
 				  const struct ws_task_list *tasks,
 				  size_t max_stack)
 {
-	if (!ws_grow((void **)&set->snaps, &set->capacity, tasks->n,
-		     sizeof(*set->snaps)))
+	if (!ws_grow_large((void **)&set->snaps, &set->capacity, tasks->n,
+			   sizeof(*set->snaps)))
 		return &ws_error_nomem;
 	set->n = tasks->n;
 
@@ -215,16 +215,8 @@ struct ws_error *ws_snapshot_take(struct ws_snapshot_set *set,
 			total += 2 * (size_t)task->guard_size;
 	}
 
-	/* Exactly what this tick copies, not ws_grow's doubling: the arena
-	 * is most of a large recording's memory (10k goroutines' stacks). */
-	if (total > set->arena_size) {
-		uint8_t *arena = realloc(set->arena, total);
-		if (!arena)
-			return &ws_error_nomem;
-		set->arena = arena;
-		set->arena_size = total;
-		ws_prefault(arena, total);
-	}
+	if (!ws_grow_large((void **)&set->arena, &set->arena_size, total, 1))
+		return &ws_error_nomem;
 
 	/* Second pass: batched reads, up to 256 ranges per call; a guarded
 	 * task's stack between two reads of its guard, in the same call. */
@@ -268,8 +260,8 @@ struct ws_error *ws_snapshot_take_thread(struct ws_snapshot_set *set,
 					 const struct ws_task *task,
 					 size_t max_stack)
 {
-	if (!ws_grow((void **)&set->snaps, &set->capacity, index + 1,
-		     sizeof(*set->snaps)))
+	if (!ws_grow_large((void **)&set->snaps, &set->capacity, index + 1,
+			   sizeof(*set->snaps)))
 		return &ws_error_nomem;
 	if (index >= set->n)
 		set->n = index + 1;
