@@ -61,7 +61,7 @@ bool dwtype_map_put(struct map *m, const void *scope, uint32_t extra,
 {
 	if (!m->slots || (m->count + 1) * 2 > m->mask + 1) {
 		size_t cap = m->slots ? (m->mask + 1) * 2 : 64;
-		struct map_slot *slots = calloc(cap, sizeof(*slots));
+		struct map_slot *slots = ws_alloc_large(cap * sizeof(*slots));
 		if (!slots)
 			return false;
 		struct map old = *m;
@@ -73,7 +73,7 @@ bool dwtype_map_put(struct map *m, const void *scope, uint32_t extra,
 				*map_find(m, o->scope, o->extra, o->key, o->len,
 					  o->hash) = *o;
 		}
-		free(old.slots);
+		ws_free_large(old.slots);
 	}
 	uint64_t h = map_hash(scope, extra, key, len);
 	struct map_slot *s = map_find(m, scope, extra, key, len, h);
@@ -86,7 +86,7 @@ static void map_free(struct map *m, bool owned_keys)
 {
 	for (size_t i = 0; owned_keys && m->slots && i <= m->mask; i++)
 		free((char *)m->slots[i].key);
-	free(m->slots);
+	ws_free_large(m->slots);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -184,7 +184,7 @@ void ws_dwtype_program_destroy(struct ws_dwtype_program *prog)
 		free(prog->owned[i]);
 	free(prog->owned);
 	free(prog->mods);
-	free(prog->dies);
+	ws_free_large(prog->dies);
 	map_free(&prog->paths, true);
 	free(prog->pathv);
 	free(prog);
@@ -238,8 +238,8 @@ static bool index_name(struct ws_dwtype_program *prog, struct map *map,
 			prog->dies[value] = *die;
 		return true;
 	}
-	if (!ws_grow((void **)&prog->dies, &prog->dies_cap,
-			 prog->ndies + 1, sizeof(*prog->dies)))
+	if (!ws_grow_large((void **)&prog->dies, &prog->dies_cap,
+			   prog->ndies + 1, sizeof(*prog->dies)))
 		return false;
 	prog->dies[prog->ndies] = *die;
 	return dwtype_map_put(map, scope, 0, name, len, prog->ndies++);

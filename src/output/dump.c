@@ -8,9 +8,11 @@
 #include "ws_dump.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ws_grow.h"
 #include "ws_json_out.h"
 #include "ws_symbols.h"
 
@@ -157,9 +159,7 @@ static int compare_groups(const void *a, const void *b)
 
 static void layout_free(struct layout *l)
 {
-	free(l->order);
-	free(l->by_stack);
-	free(l->groups);
+	ws_free_large(l->order);  /* by_stack and groups with it */
 }
 
 /* Orders the tick's tasks and, with `group`, finds the groups (else each
@@ -169,13 +169,17 @@ static bool layout_init(struct layout *l, const struct ws_tick *tick,
 {
 	size_t n = tick->ntasks;
 	*l = (struct layout){ .tick = tick, .pid = pid };
-	l->order = malloc((n + 1) * sizeof(*l->order));
-	l->by_stack = malloc((n + 1) * sizeof(*l->by_stack));
-	l->groups = malloc((n + 1) * sizeof(*l->groups));
-	if (!l->order || !l->by_stack || !l->groups) {
-		layout_free(l);
+	/* One block (ws_alloc_large: 10k tasks' indexes are 320 KB of fresh
+	 * pages otherwise). */
+	size_t entry = 2 * sizeof(*l->order) + sizeof(*l->groups);
+	if (n + 1 > SIZE_MAX / entry)
 		return false;
-	}
+	uint8_t *block = ws_alloc_large((n + 1) * entry);
+	if (!block)
+		return false;
+	l->order = (size_t *)block;
+	l->by_stack = l->order + n + 1;
+	l->groups = (struct run *)(l->by_stack + n + 1);
 	for (size_t i = 0; i < n; i++)
 		l->order[i] = l->by_stack[i] = i;
 	sorting = l;
