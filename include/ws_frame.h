@@ -35,6 +35,9 @@ struct ws_frame {
 	const char *module;    /* basename of the ELF module, NULL if unmapped */
 	uint64_t module_offset;/* address - module load base */
 	bool inlined;          /* an inlined call expanded from `address` */
+	/* `address` is a return address: the call is the instruction that
+	 * ends there, named from address - 1. */
+	bool return_address;
 	/* A compiler-made wrapper (DWARF's DW_AT_trampoline: Go's wrappers of
 	 * go statements and methods), which runtimes may hide. */
 	bool wrapper;

@@ -151,7 +151,12 @@ struct ws_profile_line {
 	const char *file;         /* NULL if unknown */
 	int line;                 /* 0 if unknown */
 	const char *module;       /* basename, NULL if none */
-	uint64_t address;         /* the first pc seen here (0: none) */
+	/* The first pc seen here (0: none), less one where it is a return
+	 * address: inside the call instruction, where Go's runtime/pprof and
+	 * perf put a caller's location (the return address may already be
+	 * the next line's, or the next function's after a call that never
+	 * returns). */
+	uint64_t address;
 	bool inlined;             /* inlined into the next line outwards */
 	uint32_t frame;           /* its display frame */
 };

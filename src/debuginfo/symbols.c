@@ -436,7 +436,8 @@ static struct ws_location *resolve(struct ws_symbols *symbols, uint64_t pc,
 	 * line or even the next function: the call itself is one byte back. */
 	Dwarf_Addr lookup_pc = is_return_address && pc > 0 ? pc - 1 : pc;
 	bool out_of_memory = false;
-	struct ws_frame base = { .address = pc };
+	struct ws_frame base = { .address = pc,
+				 .return_address = is_return_address };
 
 	struct ws_location *location = location_alloc(1);
 	if (!location)

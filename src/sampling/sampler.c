@@ -341,9 +341,11 @@ static size_t cut_at_root(struct ws_sampler *s, struct ws_frame *frames,
 		    (!file || (frames[k].file && ends_with(frames[k].file, file)))) {
 			uint64_t address = frames[k].address;
 			uint64_t module_offset = frames[k].module_offset;
+			bool return_address = frames[k].return_address;
 			frames[k] = s->root_frame;
 			frames[k].address = address;
 			frames[k].module_offset = module_offset;
+			frames[k].return_address = return_address;
 			*found = true;
 			return k + 1;
 		}

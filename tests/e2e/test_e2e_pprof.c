@@ -11,6 +11,7 @@
  * sampled at every tick.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,4 +246,120 @@ Test(e2e_pprof, inlined_calls_are_lines_of_one_location, .timeout = 300,
 	cr_expect(pt_line_with(outer, (const char *[]){ "spin_outer", call, NULL }) == outer,
 		  "the line after spin_inlined_step's is not spin_outer at %s: %.300s",
 		  call, inner);
+}
+
+/* One instruction of `go tool objdump`'s listing. */
+struct insn {
+	uint64_t start;
+	size_t length;
+	bool call;
+};
+
+static int compare_insn(const void *a, const void *b)
+{
+	const struct insn *x = a, *y = b;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* The instructions of a `go tool objdump` listing ("  file.go:12\t0x4a5b37
+ * \te8c4ffffff\t\tCALL main.f(SB)"), sorted by address; *n of them. */
+static struct insn *parse_objdump(const char *listing, size_t *n)
+{
+	size_t cap = 1 << 16;
+	struct insn *v = malloc(cap * sizeof(*v));
+	cr_assert_not_null(v);
+	*n = 0;
+	for (const char *line = listing; line && *line;) {
+		const char *end = strchr(line, '\n');
+		const char *at = strstr(line, "\t0x");
+		unsigned long long start;
+		char bytes[64], text[64];
+		if (at && (!end || at < end) &&
+		    sscanf(at, "\t0x%llx\t%63[0-9a-f]\t%63s", &start, bytes,
+			   text) == 3) {
+			if (*n == cap) {
+				cap *= 2;
+				v = realloc(v, cap * sizeof(*v));
+				cr_assert_not_null(v);
+			}
+			v[(*n)++] = (struct insn){
+				.start = start, .length = strlen(bytes) / 2,
+				.call = strncmp(text, "CALL", 4) == 0 };
+		}
+		line = end ? end + 1 : NULL;
+	}
+	qsort(v, *n, sizeof(*v), compare_insn);
+	return v;
+}
+
+/* The instruction holding `address`, or NULL. */
+static const struct insn *insn_at(const struct insn *v, size_t n,
+				  uint64_t address)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].start <= address)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	const struct insn *i = &v[lo - 1];
+	return address < i->start + i->length ? i : NULL;
+}
+
+/*
+ * Callers' locations point into their calls: a parked goroutine's every
+ * frame is a return address (its saved pc too: where gopark's mcall
+ * returns), and pprof wants such a location where Go's runtime/pprof puts
+ * it, inside the call instruction (a return address may be the next
+ * line's, or the next function's). Judged by Go's own disassembler: every
+ * location's address in the fixture lies strictly inside a CALL (the
+ * root, runtime.goexit, whose planted return address Go's profiles leave
+ * out, aside).
+ */
+Test(e2e_pprof, go_caller_locations_are_inside_their_calls, .timeout = 400,
+     .fini = e2e_cleanup)
+{
+	const char *binary = e2e_need_go_fixture(NULL, "go_parked_n");
+	const char *args[] = { "40", NULL };
+	struct e2e_proc proc = e2e_start_go("go/go_parked_n", args, 30000);
+	const char *opts[] = { "-d", "0.3", "-f", "pprof", "--system-tasks",
+			       NULL };
+	const char *out;
+	e2e_attach(proc.pid, opts, "out.pb.gz", &out, 60000);
+	e2e_kill(proc.pid);
+
+	size_t ninsns;
+	struct insn *insns = parse_objdump(pt_objdump(binary), &ninsns);
+	cr_assert_gt(ninsns, 10000, "go tool objdump listed %zu instructions",
+		     ninsns);
+	const char *raw = pt_run(out, (const char *[]){ "-raw", NULL });
+	const char *locations = strstr(raw, "\nLocations\n");
+	cr_assert_not_null(locations, "-raw: %.400s", raw);
+	size_t checked = 0;
+	for (const char *line = locations + 11; line && *line;) {
+		const char *end = strchr(line, '\n');
+		unsigned id;
+		unsigned long long address;
+		char function[256];
+		if (sscanf(line, " %u: 0x%llx M=%*u %255s", &id, &address,
+			   function) == 3 &&
+		    strcmp(function, "runtime.goexit") != 0) {
+			const struct insn *i = insn_at(insns, ninsns, address);
+			cr_expect(i && i->call && address > i->start,
+				  "location %u of %s at %#llx: %s", id, function,
+				  address,
+				  !i ? "in no instruction"
+				     : !i->call ? "not inside a CALL"
+						: "at the start of its CALL");
+			checked++;
+		}
+		line = end ? end + 1 : NULL;
+	}
+	cr_log_info("%zu locations inside their calls", checked);
+	cr_expect_geq(checked, 10, "only %zu locations: %s", checked, raw);
+	free(insns);
 }

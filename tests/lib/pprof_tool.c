@@ -48,6 +48,18 @@ const char *pt_run(const char *file, const char *const args[])
 	return res.out;
 }
 
+const char *pt_objdump(const char *binary)
+{
+	char *argv[] = { (char *)go_command(), "tool", "objdump",
+			 (char *)binary, NULL };
+	struct e2e_result res;
+	e2e_run(argv, e2e_tmpdir(), 300000, &res);
+	cr_assert(!res.timed_out && e2e_exit_code(&res) == 0,
+		  "go tool objdump %s: status %#x, stderr: %s", binary,
+		  res.status, res.err);
+	return res.out;
+}
+
 double pt_total(const char *file, const char *const extra[])
 {
 	const char *args[12] = { "-top", "-unit=ms", "-nodefraction=0",

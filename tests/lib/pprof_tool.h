@@ -17,6 +17,10 @@ const char *pt_run(const char *file, const char *const args[]);
  * In seconds. */
 double pt_total(const char *file, const char *const extra[]);
 
+/* `go tool objdump BINARY`: every instruction of a Go binary, as Go's own
+ * disassembler lists them (freed by e2e_cleanup). */
+const char *pt_objdump(const char *binary);
+
 /* A line of `text` holding every one of `words` (NULL-terminated), or
  * NULL. */
 const char *pt_line_with(const char *text, const char *const words[]);
