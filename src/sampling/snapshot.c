@@ -25,7 +25,7 @@ void ws_snapshot_set_deinit(struct ws_snapshot_set *set)
 	ws_free_large(set->snaps);
 	ws_free_large(set->arena);
 	for (size_t i = 0; i < set->nchunks; i++)
-		free(set->chunks[i].bytes);
+		ws_free_large(set->chunks[i].bytes);
 	free(set->chunks);
 	ws_maps_deinit(&set->maps);
 	memset(set, 0, sizeof(*set));
@@ -65,10 +65,11 @@ void ws_snapshot_set_clear(struct ws_snapshot_set *set)
 /* `size` bytes of the set's chunks for one copy, or NULL. One buffer per
  * thread would cost a fault on each fresh page of each thread's first
  * copy and keep up to --max-stack per thread for the whole recording
- * (4,000 threads: 500 MB of address space). */
+ * (4,000 threads: 500 MB of address space). A chunk fills one huge page
+ * (ws_alloc_large; the rest of the page is the large array's header). */
 static uint8_t *chunk_alloc(struct ws_snapshot_set *set, size_t size)
 {
-	enum { CHUNK = 1 << 20 };
+	enum { CHUNK = (2 << 20) - 4096 };
 	for (; set->chunk < set->nchunks; set->chunk++) {
 		struct ws_snapshot_chunk *c = &set->chunks[set->chunk];
 		if (c->size - c->used >= size) {
@@ -80,10 +81,9 @@ static uint8_t *chunk_alloc(struct ws_snapshot_set *set, size_t size)
 		     sizeof(*set->chunks)))
 		return NULL;
 	size_t want = size > CHUNK ? size : CHUNK;
-	uint8_t *bytes = malloc(want);
+	uint8_t *bytes = ws_alloc_large(want);
 	if (!bytes)
 		return NULL;
-	ws_prefault(bytes, want);
 	set->chunks[set->nchunks++] = (struct ws_snapshot_chunk){
 		.bytes = bytes, .size = want, .used = size};
 	set->chunk = set->nchunks - 1;
