@@ -11,6 +11,27 @@
 #include "ws_grow.h"
 #include "ws_target.h"
 
+/* A registry walked whole (ws_runtime_caps.walk_live) costs what its
+ * length does, which no task limit bounds: over --max-cpu's share of an
+ * interval, the next tick waits until the walk fits (tick->rest_ns; the
+ * timer carries the time between as weight). The first walk is cold
+ * (fresh buffers, the list's pages): it counts only when it alone
+ * outlasted an interval, too high an estimate that spaces the second tick
+ * as well (left unspaced, a 10 s attach of a 100k list missed 8-9 ticks
+ * behind the first walk and took 0.42 s of CPU; spaced, none and
+ * 0.35-0.37 s); one preempted walk is noise: the cost is smoothed. */
+static void space_after_walk(struct ws_sampler *s, uint64_t walk_ns)
+{
+	const struct ws_budget_options *o = &s->budget.options;
+	double ns = (double)walk_ns;
+	if (s->ticks > 0 || ns >= (double)o->interval_ns)
+		s->walk_ns = s->walk_ns > 0 ? 0.75 * s->walk_ns + 0.25 * ns : ns;
+	if (s->walk_ns > 0 && o->max_cpu > 0 && o->interval_ns &&
+	    s->walk_ns > o->max_cpu * (double)o->interval_ns)
+		s->tick.rest_ns = (uint64_t)(s->walk_ns / o->max_cpu) -
+				  o->interval_ns;
+}
+
 /* The part of a tick that runs while the target is stopped. */
 static struct ws_error *stopped_phase(struct ws_sampler *s)
 {
@@ -30,6 +51,9 @@ static struct ws_error *stopped_phase(struct ws_sampler *s)
 		ws_sampler_set_pc_exact(s, &s->tasks.tasks[i]);
 	uint64_t t1 = ws_now_ns();
 	s->phase_ns[WS_PHASE_LIST] += t1 - t0;
+	/* --stop-all over a list: the walk inside the pause, spaced alike. */
+	if (s->runtime->caps->walk_live)
+		space_after_walk(s, t1 - t0);
 	if (limit && s->tasks.n > limit)
 		ws_budget_subsample(&s->budget, &s->tasks, limit);
 	err = ws_snapshot_take(&s->snapshots, s->target, &s->tasks,
@@ -107,23 +131,7 @@ struct ws_error *ws_tick_walked_live(struct ws_sampler *s)
 		return ws_tick_stopped(s);
 	uint64_t t1 = ws_now_ns();
 	s->phase_ns[WS_PHASE_LIST] += t1 - t0;
-	/* The walk's cost is its length's: over the CPU budget of a tick,
-	 * the next one waits until it fits (the timer carries the time
-	 * between as weight). The first walk is cold (fresh buffers, the
-	 * list's pages): it counts only when it alone outlasted an interval,
-	 * too high an estimate that spaces the second tick as well (left
-	 * unspaced, a 10 s attach of a 100k list missed 8-9 ticks behind the
-	 * first walk and took 0.42 s of CPU; spaced, none and 0.35-0.37 s);
-	 * one preempted walk is noise: the cost is smoothed. */
-	const struct ws_budget_options *o = &s->budget.options;
-	double walk_ns = (double)(t1 - t0);
-	if (s->ticks > 0 || walk_ns >= (double)o->interval_ns)
-		s->walk_ns = s->walk_ns > 0 ? 0.75 * s->walk_ns + 0.25 * walk_ns
-					    : walk_ns;
-	if (s->walk_ns > 0 && o->max_cpu > 0 && o->interval_ns &&
-	    s->walk_ns > o->max_cpu * (double)o->interval_ns)
-		tick->rest_ns = (uint64_t)(s->walk_ns / o->max_cpu) -
-				o->interval_ns;
+	space_after_walk(s, t1 - t0);
 	size_t stopped;
 	struct ws_error *err = ws_target_stop_all(s->target, s->options.stop_timeout_ns, NULL,
 				 NULL, &stopped, NULL);

@@ -587,9 +587,9 @@ Test(e2e_green, attach_parked_list_walked_live, .timeout = 60,
 /* A list walk that costs more than --max-cpu allows an interval spaces
  * the ticks, says so once, and keeps the time: each tick's samples stand
  * for the intervals since the one before, so every task's profile still
- * covers the recording (a tiny budget makes the 9-task list "long"). */
-Test(e2e_green, attach_list_walk_spaced_by_cpu_budget, .timeout = 60,
-     .fini = e2e_cleanup)
+ * covers the recording (a tiny budget makes the 9-task list "long").
+ * `stop_all`: the walk inside the pause (--stop-all), spaced the same. */
+static void check_list_walk_spaced(bool stop_all)
 {
 	struct truth_task table[TRUTH_MAX_TASKS];
 	int ntable = load_expected(table);
@@ -597,7 +597,7 @@ Test(e2e_green, attach_list_walk_spaced_by_cpu_budget, .timeout = 60,
 	const char *opts[] = { "-d", "2", "--group-by", "task", "--max-cpu",
 			       "0.0005", "--runtime",
 			       WS_SOURCE_DIR "/fixtures/greenrt/greenrt-list.wallspy.json",
-			       NULL };
+			       stop_all ? "--stop-all" : NULL, NULL };
 	const char *out;
 	const cJSON *profile;
 
@@ -632,6 +632,18 @@ Test(e2e_green, attach_list_walk_spaced_by_cpu_budget, .timeout = 60,
 	cr_assert(first > 1.9 && first <= 2.0 + 1e-6,
 		  "%ld ticks stand for %.3f s of 2 s", s.ticks, first);
 	e2e_check_healthy_then_stop(pid);
+}
+
+Test(e2e_green, attach_list_walk_spaced_by_cpu_budget, .timeout = 60,
+     .fini = e2e_cleanup)
+{
+	check_list_walk_spaced(false);
+}
+
+Test(e2e_green, attach_stop_all_list_walk_spaced_by_cpu_budget, .timeout = 60,
+     .fini = e2e_cleanup)
+{
+	check_list_walk_spaced(true);
 }
 
 /* --group-by state: one profile per state, each holding only its state's
