@@ -1,5 +1,6 @@
 /*
- * Fuzz target: both unwinders (ws_unwind.h) over a hostile stack copy. The
+ * Fuzz target: both unwinders (ws_unwind.h), and the CFI steps before
+ * them (ws_unwind_cfi.h), over a hostile stack copy. The
  * input is a task's saved registers and the bytes of its stack, as a
  * runtime's registry or a thread's stack would hand them over; the code
  * they point into is this process's own (its functions, libc's), so the
@@ -107,6 +108,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	ws_unwinder_use_step_cache(unwinder, pick & 0x04);
+	/* The CFI steps on most inputs, as for every C stack wallspy reads
+	 * (the low bits also pick the code). */
+	ws_unwinder_use_cfi_steps(unwinder, (pick & 0x03) != 0);
 	ws_unwinder_new_tick(unwinder);
 	static struct ws_pc pcs[MAX_FRAMES];
 	const char *reason = NULL;

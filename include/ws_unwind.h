@@ -62,6 +62,18 @@ enum { WS_STEP_LEARN_FRAMES = 1024 };
  * any pc not learnt. A pc seen with two different steps is never guessed. */
 void ws_unwinder_use_step_cache(struct ws_unwinder *unwinder, bool on);
 
+/* Unwinds with steps read once per pc from the modules' CFI
+ * (ws_unwind_cfi.h) where every frame of a stack has a rule they keep,
+ * with the backend otherwise; for code whose frame sizes are not fixed
+ * per pc (C, C++: the learnt steps above need them fixed). */
+void ws_unwinder_use_cfi_steps(struct ws_unwinder *unwinder, bool on);
+
+/* How many stacks the CFI steps unwound alone, without the backend. */
+size_t ws_unwinder_cfi_stacks(const struct ws_unwinder *unwinder);
+
+/* Forgets the CFI steps (the module list changed). */
+void ws_unwinder_forget_steps(struct ws_unwinder *unwinder);
+
 /* Forgets cached memory of the previous tick (call once per tick). */
 void ws_unwinder_new_tick(struct ws_unwinder *unwinder);
 

@@ -38,9 +38,12 @@ static struct ws_error *choose_backend(struct ws_sampler *s)
 		libdw = true;
 	else if (s->options.switches.unwinder == WS_UNWINDER_LIBUNWIND)
 		libdw = false;
+	bool fixed = caps && caps->fixed_frames;
 	ws_unwinder_use_step_cache(s->unwinder,
-				   libdw && caps && caps->fixed_frames &&
+				   libdw && fixed &&
 				   !s->options.switches.no_step_cache);
+	ws_unwinder_use_cfi_steps(s->unwinder,
+				  !fixed && !s->options.switches.no_step_cache);
 	return ws_unwinder_set_backend(s->unwinder, libdw ? WS_UNWIND_LIBDW
 							  : WS_UNWIND_LIBUNWIND);
 }
@@ -150,8 +153,9 @@ void ws_sampler_destroy(struct ws_sampler *s)
 			fprintf(stderr, " %s %.3f ms", phase_names[i],
 				(double)s->phase_ns[i] / (double)s->ticks / 1e6);
 		fputc('\n', stderr);
-		fprintf(stderr, "wallspy: unwinds reused %" PRIu64 "\n",
-			s->unwinds_reused);
+		fprintf(stderr, "wallspy: unwinds reused %" PRIu64
+			", stacks unwound from CFI steps alone %zu\n",
+			s->unwinds_reused, ws_unwinder_cfi_stacks(s->unwinder));
 		if (s->live.ticks)
 			fprintf(stderr, "wallspy: live ticks %" PRIu64 ", tasks read %" PRIu64 ", ended while read %" PRIu64 ", read again stopped %" PRIu64 "\n",
 				s->live.ticks, s->live.tasks_listed,
@@ -200,6 +204,8 @@ static void forget_unwinds(struct ws_sampler *s)
 {
 	if (s->stack_cache)
 		ws_stack_cache_clear(s->stack_cache);
+	if (s->unwinder)
+		ws_unwinder_forget_steps(s->unwinder);
 }
 
 /* After exec the old program's debug info and unwind caches are wrong. */

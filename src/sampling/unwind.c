@@ -18,6 +18,7 @@
 #include "ws_hash.h"
 #include "ws_read_cache.h"
 #include "ws_remote_memory.h"
+#include "ws_unwind_cfi.h"
 
 enum {
 	PAGE_SIZE_ = 4096,
@@ -48,6 +49,10 @@ struct ws_unwinder {
 	bool step_cache;
 	struct step *steps;
 	size_t nsteps, steps_size;
+	/* Steps read from CFI (ws_unwind_cfi.h), tried first when on. */
+	struct ws_cfi_steps *cfi;
+	bool cfi_steps;
+	size_t cfi_stacks;         /* stacks unwound by them alone */
 };
 
 /* A _UPT_create handle that serves one module's table lookups. */
@@ -255,6 +260,7 @@ void ws_unwinder_destroy(struct ws_unwinder *u)
 {
 	if (!u)
 		return;
+	ws_cfi_steps_destroy(u->cfi);
 	if (u->as)
 		unw_destroy_addr_space(u->as);
 	if (u->upt)
@@ -459,6 +465,32 @@ void ws_unwinder_use_step_cache(struct ws_unwinder *u, bool on)
 	u->step_cache = on;
 }
 
+void ws_unwinder_use_cfi_steps(struct ws_unwinder *u, bool on)
+{
+	if (on && !u->cfi)
+		u->cfi = ws_cfi_steps_create(); /* NULL: full unwinds only */
+	u->cfi_steps = on;
+}
+
+size_t ws_unwinder_cfi_stacks(const struct ws_unwinder *u)
+{
+	return u->cfi_stacks;
+}
+
+void ws_unwinder_forget_steps(struct ws_unwinder *u)
+{
+	if (u->cfi)
+		ws_cfi_steps_clear(u->cfi);
+}
+
+static int cfi_read(void *arg, uint64_t addr, uint64_t *out)
+{
+	unw_word_t w;
+	int rc = read_word(arg, addr, &w);
+	*out = w;
+	return rc;
+}
+
 static size_t unwind_libdw(struct ws_unwinder *u,
 			   const struct ws_snapshot *snap, struct ws_pc *pcs,
 			   size_t max, const char **stop_reason)
@@ -551,9 +583,18 @@ size_t ws_unwind(struct ws_unwinder *u, const struct ws_snapshot *snap,
 	u->snap = snap;
 	u->hit_truncation = false;
 	u->guessed = false;
-	size_t n = u->backend == WS_UNWIND_LIBDW
-			   ? unwind_libdw(u, snap, pcs, max, stop_reason)
-			   : unwind_libunwind(u, snap, pcs, max, stop_reason);
+	size_t n = u->cfi_steps ? ws_cfi_unwind(u->cfi, u->dwfl, snap, cfi_read,
+						u, pcs, max, stop_reason)
+				: 0;
+	if (n)
+		u->cfi_stacks++;
+	if (n == 0) {
+		*stop_reason = NULL;
+		u->hit_truncation = false;
+		n = u->backend == WS_UNWIND_LIBDW
+			    ? unwind_libdw(u, snap, pcs, max, stop_reason)
+			    : unwind_libunwind(u, snap, pcs, max, stop_reason);
+	}
 	u->snap = NULL;
 	current = NULL;
 	return n;

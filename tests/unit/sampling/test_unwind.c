@@ -44,10 +44,10 @@ struct chain {
 	char text[2048];         /* the whole chain, for messages */
 };
 
-static void name_pcs(pid_t pid, const struct ws_pc *pcs, size_t n,
-		     struct chain *c)
+static void name_pcs(const char *name_of_fixture, pid_t pid,
+		     const struct ws_pc *pcs, size_t n, struct chain *c)
 {
-	const char *fixture = e2e_fixture("threads_blocked");
+	const char *fixture = e2e_fixture(name_of_fixture);
 	struct e2e_symtab st = e2e_symtab_load(fixture);
 	uint64_t bias = e2e_load_bias(pid, fixture);
 	char libc[4096] = "";
@@ -101,15 +101,18 @@ static void name_pcs(pid_t pid, const struct ws_pc *pcs, size_t n,
 	e2e_symtab_free(&st);
 }
 
-/* Holds threads_blocked, copies every thread's stack, resumes it (the
- * unwind works on the copies, as a tick does) and checks each thread's
- * chain against the table with the given backend. */
-static void check_chains(enum ws_unwind_backend backend)
+/* Holds `fixture` (threads_blocked, or its build without frame pointers),
+ * copies every thread's stack, resumes it (the unwind works on the copies,
+ * as a tick does) and checks each thread's chain against the table with
+ * the given backend. `cfi`: with the CFI steps on, which must unwind every
+ * stack alone, to exactly the pcs libunwind finds. */
+static void check_chains(const char *fixture, enum ws_unwind_backend backend,
+			 bool cfi)
 {
-	pid_t pid = e2e_start_fixture("threads_blocked", NULL, "ready", 10000);
+	pid_t pid = e2e_start_fixture(fixture, NULL, "ready", 10000);
 	struct ws_target *t = NULL;
 	struct ws_symbols *symbols = NULL;
-	struct ws_unwinder *unwinder = NULL;
+	struct ws_unwinder *unwinder = NULL, *reference = NULL;
 	struct ws_task_list tasks = { 0 };
 	struct ws_snapshot_set set;
 	size_t stopped = 0;
@@ -120,6 +123,10 @@ static void check_chains(enum ws_unwind_backend backend)
 	expect_ok(ws_unwinder_create(pid, ws_symbols_dwfl(symbols), &unwinder),
 		  "unwinder");
 	expect_ok(ws_unwinder_set_backend(unwinder, backend), "backend");
+	ws_unwinder_use_cfi_steps(unwinder, cfi);
+	if (cfi)
+		expect_ok(ws_unwinder_create(pid, ws_symbols_dwfl(symbols),
+					     &reference), "reference unwinder");
 	expect_ok(ws_target_stop_all(t, STOP_TIMEOUT_NS, NULL, NULL, &stopped,
 				     NULL), "stop_all");
 	cr_assert_eq(stopped, TB_THREADS + 1);
@@ -142,9 +149,28 @@ static void check_chains(enum ws_unwind_backend backend)
 		struct chain c;
 
 		cr_assert_null(set.snaps[i].error, "%s", set.snaps[i].error);
+		size_t cfi_before = ws_unwinder_cfi_stacks(unwinder);
 		size_t n = ws_unwind(unwinder, &set.snaps[i], pcs, MAX_FRAMES,
 				     &stop_reason);
-		name_pcs(pid, pcs, n, &c);
+		name_pcs(fixture, pid, pcs, n, &c);
+		if (cfi) {
+			struct ws_pc ref[MAX_FRAMES];
+			const char *ref_reason = NULL;
+			size_t nref = ws_unwind(reference, &set.snaps[i], ref,
+						MAX_FRAMES, &ref_reason);
+			cr_assert_eq(ws_unwinder_cfi_stacks(unwinder), cfi_before + 1,
+				     "%s: not unwound from CFI steps alone: %s",
+				     th->comm, c.text);
+			cr_assert_eq(n, nref, "%s: %zu frames from CFI steps, %zu "
+				     "from libunwind: %s", th->comm, n, nref, c.text);
+			for (size_t k = 0; k < n; k++)
+				cr_assert(pcs[k].pc == ref[k].pc &&
+					  pcs[k].is_return_address ==
+						  ref[k].is_return_address,
+					  "%s: frame %zu %#" PRIx64 ", libunwind's %#"
+					  PRIx64 ": %s", th->comm, k, pcs[k].pc,
+					  ref[k].pc, c.text);
+		}
 		cr_log_info("%s: %s", th->comm, c.text);
 		cr_assert_null(stop_reason, "%s: the unwind stopped early (%s): %s",
 			       th->comm, stop_reason, c.text);
@@ -196,6 +222,7 @@ static void check_chains(enum ws_unwind_backend backend)
 	ws_snapshot_set_deinit(&set);
 	ws_task_list_deinit(&tasks);
 	ws_unwinder_destroy(unwinder);
+	ws_unwinder_destroy(reference);
 	ws_target_destroy(t);
 	ws_symbols_destroy(symbols);
 	e2e_check_healthy_then_stop(pid);
@@ -204,13 +231,27 @@ static void check_chains(enum ws_unwind_backend backend)
 Test(unwind, libunwind_chains_match_the_fixture, .timeout = 60,
      .fini = e2e_cleanup)
 {
-	check_chains(WS_UNWIND_LIBUNWIND);
+	check_chains("threads_blocked", WS_UNWIND_LIBUNWIND, false);
 }
 
 Test(unwind, libdw_chains_match_the_fixture, .timeout = 60,
      .fini = e2e_cleanup)
 {
-	check_chains(WS_UNWIND_LIBDW);
+	check_chains("threads_blocked", WS_UNWIND_LIBDW, false);
+}
+
+/* Frame pointers (the fixture's rbp-based frames, libc's sp-based ones). */
+Test(unwind, cfi_step_chains_match_the_fixture_and_libunwind, .timeout = 60,
+     .fini = e2e_cleanup)
+{
+	check_chains("threads_blocked", WS_UNWIND_LIBUNWIND, true);
+}
+
+/* -O2 -fomit-frame-pointer: every frame sp-based. */
+Test(unwind, cfi_step_chains_without_frame_pointers, .timeout = 60,
+     .fini = e2e_cleanup)
+{
+	check_chains("threads_blocked_nofp", WS_UNWIND_LIBUNWIND, true);
 }
 
 /* A copy cut by --max-stack: the unwind stops there and says why, never
@@ -241,7 +282,7 @@ Test(unwind, a_cut_copy_ends_the_unwind_with_a_reason, .timeout = 60,
 	const char *stop_reason = NULL;
 	struct chain c;
 	size_t n = ws_unwind(unwinder, &set.snaps[0], pcs, MAX_FRAMES, &stop_reason);
-	name_pcs(pid, pcs, n, &c);
+	name_pcs("threads_blocked", pid, pcs, n, &c);
 	cr_assert_not_null(stop_reason, "a 16-byte copy unwound completely: %s",
 			   c.text);
 	cr_assert_lt(c.nfixture, 2, "main and _start unwound from 16 bytes: %s",
