@@ -140,6 +140,37 @@ static struct ws_error *decode(const struct ws_dwtype *type,
 	struct ws_error *err = check_integer(type, kind, size, bit_size);
 	if (err)
 		return err;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* Whole bytes of a common width: one load. Every field of every
+	 * sampled task and every slot of an array registry is decoded here
+	 * each tick (3.8 % of an attach to 1,000 green tasks, perf). */
+	bool sign = kind == WS_DWTYPE_SIGNED;
+	if (!bit_size && !bit_offset) {
+		switch (size) {
+		case 8: {
+			uint64_t v;
+			memcpy(&v, p, 8);
+			*ret = v;
+			return NULL;
+		}
+		case 4: {
+			uint32_t v;
+			memcpy(&v, p, 4);
+			*ret = sign ? (uint64_t)(int64_t)(int32_t)v : v;
+			return NULL;
+		}
+		case 2: {
+			uint16_t v;
+			memcpy(&v, p, 2);
+			*ret = sign ? (uint64_t)(int64_t)(int16_t)v : v;
+			return NULL;
+		}
+		case 1:
+			*ret = sign ? (uint64_t)(int64_t)(int8_t)p[0] : p[0];
+			return NULL;
+		}
+	}
+#endif
 	unsigned width = bit_size ? bit_size : (unsigned)size * 8;
 	unsigned __int128 x = 0;
 	for (uint64_t i = 0; i < size; i++)
