@@ -117,11 +117,13 @@ bool ws_grow_large(void **array, size_t *capacity, size_t needed, size_t size)
 		n = *capacity + *capacity / 2;
 		if (n < needed || n > limit / size)
 			n = needed;
-		size_t mapped;
+		size_t mapped = 0;
 		h = map_large(sizeof(*h) + n * size, &mapped);
-		if (!h)
+		/* No mapping to be had (an address-space limit): malloc's. */
+		if (!h && !(h = malloc(sizeof(*h) + n * size)))
 			return false;
-		n = (mapped - sizeof(*h)) / size;
+		if (mapped)
+			n = (mapped - sizeof(*h)) / size;
 		if (old)
 			memcpy(h + 1, old + 1, old->bytes);
 		ws_free_large(*array);
@@ -144,9 +146,9 @@ void *ws_alloc_large(size_t size)
 			return NULL;
 		h->mapped = 0;
 	} else {
-		size_t mapped;
+		size_t mapped = 0;
 		h = map_large(sizeof(*h) + size, &mapped);  /* zero-filled */
-		if (!h)
+		if (!h && !(h = calloc(1, sizeof(*h) + size)))
 			return NULL;
 		h->mapped = mapped;
 	}

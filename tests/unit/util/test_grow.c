@@ -8,6 +8,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -102,4 +105,45 @@ Test(grow_large, refuses_sizes_that_overflow)
 	cr_assert_not(ws_grow_large((void **)&a, &cap, SIZE_MAX / 4, 8));
 	cr_assert_null(a);
 	cr_assert_eq(cap, 0);
+}
+
+/* Without room for a mapping of its own (an address-space limit below
+ * what a huge-page mapping needs), a large array still grows, on the
+ * heap, and keeps its elements. Run in a child: the limit is for good. */
+Test(grow_large, grows_on_the_heap_when_no_mapping_fits)
+{
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		/* Room for the heap array, not for a second copy mapped. */
+		uint64_t *a = NULL;
+		size_t cap = 0;
+		if (!ws_grow_large((void **)&a, &cap, 1000, sizeof(*a)))
+			_exit(10);
+		for (size_t k = 0; k < 1000; k++)
+			a[k] = k;
+		struct rlimit rl;
+		getrlimit(RLIMIT_AS, &rl);
+		/* What the process maps now, and 3 MiB more: under a 2 MiB
+		 * mapping plus its alignment slack, over a 1 MiB malloc. */
+		FILE *f = fopen("/proc/self/statm", "r");
+		unsigned long pages = 0;
+		if (!f || fscanf(f, "%lu", &pages) != 1)
+			_exit(11);
+		fclose(f);
+		rl.rlim_cur = pages * 4096 + (3u << 20);
+		if (setrlimit(RLIMIT_AS, &rl) != 0)
+			_exit(12);
+		if (!ws_grow_large((void **)&a, &cap, 131072, sizeof(*a)))
+			_exit(13);
+		for (size_t k = 0; k < 1000; k++)
+			if (a[k] != k)
+				_exit(14);
+		a[131071] = 1;
+		_exit(0);
+	}
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "child status %#x", status);
 }
