@@ -24,6 +24,9 @@ enum cfi_kind {
 	CFI_LAST,   /* the return address is undefined: the stack ends */
 };
 
+/* The most steps kept (24 bytes each, the table at most half full). */
+enum { MAX_STEPS = 1 << 18 };
+
 /* DWARF's number of x86-64's return address column, rbp and rsp. */
 enum { DW_RA = 16, DW_RBP = 6, DW_RSP = 7 };
 
@@ -188,6 +191,10 @@ static const struct cfi_step *lookup(struct ws_cfi_steps *c, Dwfl *dwfl,
 	uint64_t key = exact ? pc | EXACT : pc;
 	if (key == 0)
 		return NULL;
+	/* Bounded whatever pcs the stacks hold (JIT code, garbage): a
+	 * table of 12 MB at most, then started afresh. */
+	if (c->n >= MAX_STEPS)
+		ws_cfi_steps_clear(c);
 	if ((c->n + 1) * 2 > c->size && !grow(c))
 		return NULL;
 	struct cfi_step *st = slot_of(c->slots, c->size, key);
