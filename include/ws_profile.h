@@ -122,6 +122,11 @@ void ws_profile_set_process(struct ws_profile *profile, int pid);
 void ws_profile_set_start_time(struct ws_profile *profile, uint64_t unix_ns);
 uint64_t ws_profile_start_time(const struct ws_profile *profile);
 void ws_profile_set_runtime(struct ws_profile *profile, const char *runtime);
+/* A root function the runtime's own profile format leaves out of stacks
+ * (Go: runtime.goexit), for the pprof writer; NULL: none. Copied. */
+void ws_profile_set_pprof_hidden_root(struct ws_profile *profile,
+				      const char *function);
+const char *ws_profile_pprof_hidden_root(const struct ws_profile *profile);
 
 /* One module (an ELF file mapped in the target), for pprof's mappings.
  * Strings are copied; build_id is hex, NULL if unknown. */

@@ -51,6 +51,9 @@ struct ws_runtime_caps {
 	 * that name whose source file ends with this ("/fiber.cr"). NULL:
 	 * any file. */
 	const char *root_file;
+	/* The runtime's own profiles leave root_function out of every stack
+	 * (Go's runtime/pprof drops runtime.goexit): so does -f pprof. */
+	bool pprof_hides_root;
 	/* Unwind with libdw (reads .debug_frame; Go has no .eh_frame) rather
 	 * than libunwind. */
 	bool prefer_libdw;

@@ -137,4 +137,8 @@ struct ws_symbols *ws_sampler_symbols(const struct ws_sampler *sampler);
 /* Name of the runtime in use ("threads"). */
 const char *ws_sampler_runtime_name(const struct ws_sampler *sampler);
 
+/* The root function the runtime's own profiles leave out (Go's
+ * runtime.goexit), or NULL. */
+const char *ws_sampler_pprof_hidden_root(const struct ws_sampler *sampler);
+
 #endif

@@ -533,6 +533,8 @@ int ws_cmd_record(const struct ws_options *o)
 		ws_profile_set_process(r.profile, r.target->pid);
 		ws_profile_set_runtime(r.profile,
 				       ws_sampler_runtime_name(r.sampler));
+		ws_profile_set_pprof_hidden_root(
+			r.profile, ws_sampler_pprof_hidden_root(r.sampler));
 		char *title = make_title(o, r.target->pid);
 		if (title)
 			ws_profile_set_title(r.profile, title);

@@ -420,10 +420,19 @@ static struct ws_error *write_sample(const struct ws_profile_sample *s,
 	if (!ws_grow((void **)&w->ids, &w->ids_capacity, s->depth + 1,
 		     sizeof(*w->ids)))
 		return &ws_error_nomem;
+	/* The root the runtime's own profiles leave out (Go's
+	 * runtime.goexit), unless it is all there is or holds an inlined
+	 * call. */
+	size_t first = 0;
+	const char *hidden = ws_profile_pprof_hidden_root(w->profile);
+	if (hidden && s->depth > 1 &&
+	    strcmp(ws_profile_line(w->profile, s->lines[0])->name, hidden) == 0 &&
+	    !ws_profile_line(w->profile, s->lines[1])->inlined)
+		first = 1;
 	size_t end = s->depth;
-	while (end > 0) {
+	while (end > first) {
 		size_t start = end - 1;
-		while (start > 0 &&
+		while (start > first &&
 		       ws_profile_line(w->profile, s->lines[start])->inlined)
 			start--;
 		w->ids[nids++] = location_id(w, s->lines + start, end - start);

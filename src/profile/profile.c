@@ -76,6 +76,7 @@ void ws_profile_destroy(struct ws_profile *profile)
 	free(profile->scratch_name);
 	free(profile->title);
 	free(profile->runtime);
+	free(profile->pprof_hidden_root);
 	free(profile);
 }
 
@@ -461,6 +462,18 @@ void ws_profile_set_runtime(struct ws_profile *profile, const char *runtime)
 const char *ws_profile_runtime(const struct ws_profile *profile)
 {
 	return profile->runtime;
+}
+
+void ws_profile_set_pprof_hidden_root(struct ws_profile *profile,
+				      const char *function)
+{
+	free(profile->pprof_hidden_root);
+	profile->pprof_hidden_root = function ? strdup(function) : NULL;
+}
+
+const char *ws_profile_pprof_hidden_root(const struct ws_profile *profile)
+{
+	return profile->pprof_hidden_root;
 }
 
 struct ws_error *ws_profile_add_module(struct ws_profile *profile,

@@ -88,6 +88,7 @@ struct ws_profile {
 	double duration;
 	char *title;
 	char *runtime;
+	char *pprof_hidden_root;   /* see ws_profile_set_pprof_hidden_root */
 	int pid;
 	uint64_t start_unix_ns;
 	size_t sample_count;

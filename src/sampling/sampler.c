@@ -189,6 +189,12 @@ const char *ws_sampler_runtime_name(const struct ws_sampler *s)
 	return ws_runtime_name(s->runtime);
 }
 
+const char *ws_sampler_pprof_hidden_root(const struct ws_sampler *s)
+{
+	const struct ws_runtime_caps *caps = s->runtime->caps;
+	return caps->pprof_hides_root ? caps->root_function : NULL;
+}
+
 static struct ws_frame *reserve_frames(struct ws_sampler *s, size_t used,
 				       size_t more)
 {

@@ -6,7 +6,8 @@
  * file and build ID, show the fixtures' known stacks with their leaf
  * functions as leaves (states are labels, not frames) and their labels,
  * list the states, wait reasons and ids with -tags, select samples with
- * -tagfocus (ids as numbers), and total the recording's task-seconds: threads_blocked's 7 threads for
+ * -tagfocus (ids as numbers), leave runtime.goexit out of goroutines'
+ * stacks as Go's own profiles do, and total the recording's task-seconds: threads_blocked's 7 threads for
  * every tick of an attach, and go_parked_n's parked goroutines, every one
  * sampled at every tick.
  */
@@ -189,6 +190,37 @@ Test(e2e_pprof, go_labels_and_total, .timeout = 400, .fini = e2e_cleanup)
 		  "-tagfocus=wait_reason=chan receive: %s", recv);
 	cr_expect_null(pt_line_with(recv, (const char *[]){ "main.selectInner", NULL }),
 		       "chan receive focus shows select: %s", recv);
+
+	/* As Go's runtime/pprof writes them: no runtime.goexit under every
+	 * goroutine; each receiver's stack ends at its goroutine's entry,
+	 * main.recvOuter's caller, as the program's go statement has it. */
+	const char *traces = pt_run(out, (const char *[]){ "-traces", NULL });
+	cr_expect_null(strstr(traces, "runtime.goexit"),
+		       "runtime.goexit in -traces: %.600s", traces);
+	int receivers = 0;
+	for (const char *block = strstr(traces, "-----------+"); block;) {
+		const char *next = strstr(block + 1, "-----------+");
+		const char *end = next ? next : block + strlen(block);
+		const char *inner = strstr(block, "main.recvInner");
+		if (inner && inner < end) {
+			/* The block's last frame line. */
+			const char *last = end;
+			while (last > block && last[-1] == '\n')
+				last--;
+			const char *line = last;
+			while (line > block && line[-1] != '\n')
+				line--;
+			while (*line == ' ')
+				line++;
+			cr_expect(strncmp(line, "main.recvOuter\n", 15) == 0,
+				  "a receiver's stack does not end at its go "
+				  "statement's function: %.*s", (int)(end - block),
+				  block);
+			receivers++;
+		}
+		block = next;
+	}
+	cr_expect_gt(receivers, 0, "no receiver in -traces: %.600s", traces);
 
 	double want = 100 * (double)(s.ticks + s.missed) / RATE_HZ;
 	double got = pt_total(out, (const char *[]){ "-focus=main.recvOuter", NULL });
