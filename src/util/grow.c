@@ -7,23 +7,31 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
 
-bool ws_grow(void **array, size_t *capacity, size_t needed, size_t size)
+/* The capacity doubled (from 16) until it holds `needed`; false when that
+ * overflows. */
+static bool doubled(size_t capacity, size_t needed, size_t *ret)
 {
-	if (needed <= *capacity)
-		return true;
-	size_t n = *capacity ? *capacity : 16;
+	size_t n = capacity ? capacity : 16;
 	while (n < needed) {
 		if (n > SIZE_MAX / 2)
 			return false;
 		n *= 2;
 	}
-	if (n > SIZE_MAX / size)
+	*ret = n;
+	return true;
+}
+
+bool ws_grow(void **array, size_t *capacity, size_t needed, size_t size)
+{
+	if (needed <= *capacity)
+		return true;
+	size_t n;
+	if (!doubled(*capacity, needed, &n) || n > SIZE_MAX / size)
 		return false;
 	void *p = realloc(*array, n * size);
 	if (!p)
@@ -31,18 +39,6 @@ bool ws_grow(void **array, size_t *capacity, size_t needed, size_t size)
 	*array = p;
 	*capacity = n;
 	return true;
-}
-
-void ws_prefault(void *buf, size_t size)
-{
-	/* Below a few pages the faults cost less than the call. */
-	if (!buf || size < 16 * 4096)
-		return;
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t start = (uintptr_t)buf & ~(page - 1);
-	uintptr_t end = ((uintptr_t)buf + size + page - 1) & ~(page - 1);
-	/* EINVAL on an old kernel: the pages fault in as they are written. */
-	(void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
 }
 
 /* ---- large arrays ---- */
@@ -85,6 +81,7 @@ static struct large_header *map_large(size_t bytes, size_t *mapped)
 		munmap(raw, head);
 	munmap((uint8_t *)start + len, HUGE_PAGE - head);
 	(void)madvise((void *)start, len, MADV_HUGEPAGE);
+	/* EINVAL before Linux 5.14: the pages fault in as they are used. */
 	(void)madvise((void *)start, len, MADV_POPULATE_WRITE);
 	*mapped = len;
 	return (struct large_header *)start;
@@ -101,9 +98,8 @@ bool ws_grow_large(void **array, size_t *capacity, size_t needed, size_t size)
 	size_t n;
 	if (needed * size < LARGE_MIN) {
 		/* Small: malloc'ed, doubling as ws_grow's. */
-		n = *capacity ? *capacity : 16;
-		while (n < needed)
-			n *= 2;
+		if (!doubled(*capacity, needed, &n))
+			return false;
 		h = old && !old->mapped
 			? realloc(old, sizeof(*h) + n * size)
 			: malloc(sizeof(*h) + n * size);
