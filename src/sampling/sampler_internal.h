@@ -68,8 +68,8 @@ struct ws_sampler {
 	uint64_t last_refresh_ns;  /* of the module list (dlopen) */
 	uint64_t phase_ns[WS_NPHASES];
 	struct ws_live live;
-	/* A whole list's walk (ws_tick_walked_live): its cost smoothed
-	 * over the ticks after the first (cold) one; 0 before. */
+	/* A whole list's walk (space_after_walk, tick_stopped.c): its cost
+	 * smoothed; 0 before the first walk that counts. */
 	double walk_ns;
 	/* Threads of the target not traced yet (born since the last scan of
 	 * /proc/PID/task), the last scan and its cost per thread. */

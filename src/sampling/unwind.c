@@ -586,9 +586,9 @@ size_t ws_unwind(struct ws_unwinder *u, const struct ws_snapshot *snap,
 	size_t n = u->cfi_steps ? ws_cfi_unwind(u->cfi, u->dwfl, snap, cfi_read,
 						u, pcs, max, stop_reason)
 				: 0;
-	if (n)
+	if (n) {
 		u->cfi_stacks++;
-	if (n == 0) {
+	} else {
 		*stop_reason = NULL;
 		u->hit_truncation = false;
 		n = u->backend == WS_UNWIND_LIBDW
