@@ -121,6 +121,7 @@ struct ws_target {
 	/* tid -> index+1 in threads (open addressing; 0 = empty). */
 	uint32_t *tid_index;
 	size_t tid_index_size;
+	int task_dir_fd;         /* /proc/PID/task, or -1 */
 	int count_fd;            /* /proc/PID/task/PID/stat, or -1 */
 };
 

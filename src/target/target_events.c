@@ -131,6 +131,7 @@ struct ws_error *target_new(struct ws_tracer *tr, pid_t pid, long options,
 		return &ws_error_nomem;
 	t->pid = pid;
 	t->count_fd = -1;
+	t->task_dir_fd = -1;
 	t->tid_index_size = 64;
 	t->tid_index = calloc(t->tid_index_size, sizeof(*t->tid_index));
 	bool own = !tr;
@@ -158,6 +159,8 @@ static void free_one(struct ws_target *t)
 {
 	if (t->count_fd >= 0)
 		close(t->count_fd);
+	if (t->task_dir_fd >= 0)
+		close(t->task_dir_fd);
 	free(t->tick_tids);
 	free(t->threads);
 	free(t->tid_index);

@@ -95,6 +95,8 @@ Test(target, attach_seizes_every_thread, .timeout = 30, .fini = e2e_cleanup)
 	int n = e2e_tids(pid, tids, 64);
 	cr_assert_eq(n, TB_THREADS + 1);
 	check_thread_set(t);
+	/* Every thread of /proc is known: none is counted as new. */
+	cr_assert_eq(ws_target_untraced(t, NULL), 0);
 	for (int i = 0; i < n; i++)
 		cr_assert_eq(e2e_tracer(pid, tids[i]), tids[i] == pid ? getpid() : 0,
 			     "thread %d: tracer %d", tids[i], e2e_tracer(pid, tids[i]));
