@@ -25,6 +25,7 @@
 
 #include "ws_debugcache.h"
 #include "ws_debuginfod.h"
+#include "ws_grow.h"
 #include "ws_target.h"
 
 struct ws_finder {
@@ -34,6 +35,13 @@ struct ws_finder {
 	int root_fd;		/* it, O_PATH; -1 when it cannot be opened */
 	struct ws_debugcache *cache;
 	struct ws_debuginfod *debuginfod;
+	/* The target's mappings, [lo, hi) in address order, as /proc/PID/maps
+	 * listed them when last read (see open_mapped). */
+	struct vma {
+		uint64_t lo, hi;
+	} *vmas;
+	size_t nvmas, vmas_cap;
+	bool vmas_read;
 };
 
 /* What the kernel appends in /proc/PID/maps to a file unlinked since it
@@ -80,6 +88,8 @@ void ws_finder_destroy(struct ws_finder *finder)
 {
 	if (finder && finder->root_fd >= 0)
 		close(finder->root_fd);
+	if (finder)
+		free(finder->vmas);
 	free(finder);
 }
 
@@ -162,32 +172,83 @@ static int open_under(const struct ws_finder *f, const char *root,
 	return fd;
 }
 
-/* The file the kernel mapped at `start` in the target, through
- * /proc/PID/map_files/START-END (the end read from /proc/PID/maps): right
- * even when the path is another namespace's or the file was deleted. Needs
- * CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE) to open: -1 without. */
-static int open_mapped(const struct ws_finder *f, uint64_t start)
+/* Reads the target's mapping ranges from /proc/PID/maps; false when it
+ * cannot be read. */
+static bool read_vmas(struct ws_finder *f)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)f->pid);
 	FILE *maps = fopen(path, "re");
 	if (!maps)
-		return -1;
-	uint64_t lo, hi, end = 0;
-	char line[512];
-	while (fgets(line, sizeof(line), maps)) {
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64, &lo, &hi) == 2 &&
-		    lo == start) {
-			end = hi;
-			break;
-		}
+		return false;
+	f->nvmas = 0;
+	f->vmas_read = true;
+	char *line = NULL;
+	size_t size = 0;
+	bool ok = true;
+	while (ok && getline(&line, &size, maps) > 0) {
+		char *end;
+		uint64_t lo = strtoull(line, &end, 16);
+		if (*end != '-')
+			continue;
+		uint64_t hi = strtoull(end + 1, &end, 16);
+		ok = ws_grow((void **)&f->vmas, &f->vmas_cap, f->nvmas + 1,
+			     sizeof(*f->vmas));
+		if (ok)
+			f->vmas[f->nvmas++] = (struct vma){ lo, hi };
 	}
+	free(line);
 	fclose(maps);
-	if (!end)
-		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-		 (int)f->pid, start, end);
-	return open_regular(path);
+	return ok;
+}
+
+/* The end of the mapping that starts at `start`, 0 if none does. */
+static uint64_t vma_end(const struct ws_finder *f, uint64_t start)
+{
+	size_t lo = 0, hi = f->nvmas;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->vmas[mid].lo < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < f->nvmas && f->vmas[lo].lo == start ? f->vmas[lo].hi : 0;
+}
+
+/* The file the kernel mapped at `start` in the target, through
+ * /proc/PID/map_files/START-END (the end read from /proc/PID/maps): right
+ * even when the path is another namespace's or the file was deleted. Needs
+ * CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE) to open: -1 without. The maps
+ * are read once for all modules (a process of 512 threads lists 1,000
+ * mappings: reading them for each module was 2 ms of a dump) and again
+ * when `start` is not among them or its entry is gone (the target mapped
+ * anew since). */
+static int open_mapped(struct ws_finder *f, uint64_t start)
+{
+	bool fresh = false;
+	if (!f->vmas_read) {
+		if (!read_vmas(f))
+			return -1;
+		fresh = true;
+	}
+	for (;;) {
+		uint64_t end = vma_end(f, start);
+		int fd = -1;
+		errno = ENOENT;
+		if (end) {
+			char path[64];
+			snprintf(path, sizeof(path),
+				 "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+				 (int)f->pid, start, end);
+			fd = open_regular(path);
+		}
+		if (fd >= 0 || fresh || errno != ENOENT)
+			return fd;
+		if (!read_vmas(f))
+			return -1;
+		fresh = true;
+	}
 }
 
 /* Whether `module_name` (a path from /proc/PID/maps) is the target's

@@ -335,6 +335,57 @@ Test(symbols, refresh_finds_dlopened_library)
 	dlclose(handle);
 }
 
+/* A library mapped after the first read of the target's maps, from a file
+ * deleted since: only /proc/PID/map_files opens it, and only once the
+ * maps are read again (the finder keeps them from its first module). */
+Test(symbols, refresh_opens_deleted_library_mapped_later)
+{
+	static const struct {
+		const char *library, *function;
+	} candidates[] = {
+		{ "libuuid.so.1", "uuid_generate" },
+		{ "libexpat.so.1", "XML_ParserCreate" },
+		{ "libgmp.so.10", "__gmpz_init" },
+		{ "libacl.so.1", "acl_init" },
+	};
+	struct ws_symbols *symbols = create_self();
+	/* Every module named once: the maps have been read. */
+	ws_symbols_lookup(symbols, addr((void *)symbols_test_target), false);
+
+	char dir[] = "/tmp/wallspy-symbols-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	char copy[256] = "";
+	void *handle = NULL, *fn = NULL;
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]) &&
+			   !fn; i++) {
+		char from[256], cmd[600];
+		snprintf(from, sizeof(from), "/usr/lib/x86_64-linux-gnu/%s",
+			 candidates[i].library);
+		if (access(from, R_OK) != 0)
+			continue;
+		snprintf(copy, sizeof(copy), "%s/copy-%zu.so", dir, i);
+		snprintf(cmd, sizeof(cmd), "cp -L '%s' '%s'", from, copy);
+		if (system(cmd) != 0)
+			continue;
+		handle = dlopen(copy, RTLD_NOW | RTLD_LOCAL);
+		fn = handle ? dlsym(handle, candidates[i].function) : NULL;
+		unlink(copy);
+	}
+	rmdir(dir);
+	if (!fn)
+		cr_skip_test("no library to copy and dlopen");
+
+	struct ws_error *err = ws_symbols_refresh(symbols);
+	cr_assert_null(err, "refresh: %s", err ? err->message : "");
+	const struct ws_location *loc = ws_symbols_lookup(symbols, addr(fn),
+							  false);
+	const struct ws_frame *f = &loc->frames[loc->nframes - 1];
+	cr_assert_not_null(f->function, "no function for %p in deleted %s",
+			   fn, copy);
+	ws_symbols_destroy(symbols);
+	dlclose(handle);
+}
+
 static int compare_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
