@@ -521,6 +521,16 @@ static struct ws_error *descriptor_list(struct ws_runtime *runtime,
 	return NULL;
 }
 
+static uint64_t descriptor_thread_current(struct ws_runtime *runtime,
+					  pid_t tid)
+{
+	const struct state *s = runtime->state;
+	for (size_t i = 0; i < s->nworkers; i++)
+		if (s->workers[i].tid == tid)
+			return s->workers[i].current;
+	return 0;
+}
+
 static struct ws_error *descriptor_reread(struct ws_runtime *runtime,
 					  struct ws_target *target,
 					  const struct ws_read_context *context,
@@ -623,6 +633,7 @@ static void descriptor_destroy(struct ws_runtime *runtime)
 static const struct ws_runtime_ops descriptor_ops = {
 	.list_tasks = descriptor_list,
 	.reread = descriptor_reread,
+	.thread_current = descriptor_thread_current,
 	.destroy = descriptor_destroy,
 };
 

@@ -26,14 +26,16 @@
  * (rest, held_snaps). */
 struct ws_live {
 	enum ws_reread *verdicts;
-	bool *drop;
+	bool *drop, *taken;
 	size_t *retry_index, *pending, *rest;
 	pid_t *pending_tids;
-	size_t verdicts_cap, drop_cap, retry_index_cap, pending_cap,
+	size_t verdicts_cap, drop_cap, taken_cap, retry_index_cap, pending_cap,
 		pending_tids_cap, rest_cap;
 	size_t npending, nrest;
 	struct ws_task_list retry;
-	struct ws_snapshot_set retry_snaps, held_snaps;
+	/* running_snaps: the copies of the tasks that run, by task index,
+	 * where taken[index]. */
+	struct ws_snapshot_set retry_snaps, held_snaps, running_snaps;
 	uint64_t ticks, tasks_listed, tasks_gone, tasks_held;
 };
 

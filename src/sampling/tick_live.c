@@ -21,15 +21,18 @@ void ws_live_init(struct ws_live *live, pid_t pid)
 	memset(live, 0, sizeof(*live));
 	ws_snapshot_set_init(&live->retry_snaps, pid);
 	ws_snapshot_set_init(&live->held_snaps, pid);
+	ws_snapshot_set_init(&live->running_snaps, pid);
 }
 
 void ws_live_deinit(struct ws_live *live)
 {
 	ws_snapshot_set_deinit(&live->retry_snaps);
 	ws_snapshot_set_deinit(&live->held_snaps);
+	ws_snapshot_set_deinit(&live->running_snaps);
 	ws_task_list_deinit(&live->retry);
 	free(live->verdicts);
 	free(live->drop);
+	free(live->taken);
 	free(live->retry_index);
 	free(live->pending);
 	free(live->pending_tids);
@@ -42,6 +45,7 @@ static bool live_reserve(struct ws_sampler *s, size_t n)
 	struct { void **p; size_t *cap; size_t size; } arrays[] = {
 		{(void **)&s->live.verdicts, &s->live.verdicts_cap, sizeof(*s->live.verdicts)},
 		{(void **)&s->live.drop, &s->live.drop_cap, sizeof(*s->live.drop)},
+		{(void **)&s->live.taken, &s->live.taken_cap, sizeof(*s->live.taken)},
 		{(void **)&s->live.pending, &s->live.pending_cap, sizeof(*s->live.pending)},
 		{(void **)&s->live.pending_tids, &s->live.pending_tids_cap, sizeof(*s->live.pending_tids)},
 		{(void **)&s->live.retry_index, &s->live.retry_index_cap, sizeof(*s->live.retry_index)},
@@ -102,6 +106,40 @@ struct live_visit {
 	struct ws_error *err;
 };
 
+/* Thread th, held, no longer runs the task listed on it (that one ended
+ * or switched out since the list): the task it runs now stands in, read
+ * again and copied, if the list has it (a task listed before it started,
+ * as one not started, or parked). Without it the thread's time would go
+ * missing whenever tasks are shorter than the list takes to read, as
+ * compute tasks of a few milliseconds behind a list of thousands are. */
+static void take_successor(struct live_visit *v, struct ws_thread *th)
+{
+	struct ws_sampler *s = v->sampler;
+	struct ws_runtime *rt = s->runtime;
+	uint64_t address = rt->ops->thread_current
+		? rt->ops->thread_current(rt, th->tid) : 0;
+	if (!address)
+		return;
+	for (size_t j = 0; j < s->tasks.n; j++) {
+		struct ws_task *t = &s->tasks.tasks[j];
+		if (t->address != address || s->live.taken[j] ||
+		    s->live.drop[j] || t->start == WS_START_THREAD)
+			continue;
+		enum ws_reread verdict;
+		struct ws_read_context context = ws_sampler_context(s, true, 0);
+		v->err = rt->ops->reread(rt, s->target, &context, t, 1,
+					 &verdict);
+		if (v->err || verdict == WS_REREAD_GONE ||
+		    t->start != WS_START_THREAD || t->thread != th->tid)
+			return;
+		ws_sampler_set_pc_exact(s, t);
+		v->err = ws_snapshot_take_thread(&s->live.running_snaps, j, th,
+						 t, s->options.max_stack);
+		s->live.taken[j] = !v->err;
+		return;
+	}
+}
+
 /* A thread that runs a task, stopped: read the task again now that the
  * thread is held, and copy it if the thread still runs it. */
 static void visit_running(struct ws_thread *th, void *arg)
@@ -124,41 +162,51 @@ static void visit_running(struct ws_thread *th, void *arg)
 			return;
 		if (verdict == WS_REREAD_GONE) {
 			s->live.drop[i] = true;
+			take_successor(v, th);
 		} else if (t->thread != th->tid) {
 			s->live.rest[s->live.nrest++] = i; /* switched out meanwhile */
+			take_successor(v, th);
 		} else {
 			ws_sampler_set_pc_exact(s, t);
-			v->err = ws_snapshot_take_thread(&s->snapshots, i, th,
-							 t, s->options.max_stack);
+			v->err = ws_snapshot_take_thread(&s->live.running_snaps,
+							 i, th, t,
+							 s->options.max_stack);
+			s->live.taken[i] = !v->err;
 		}
 	}
 }
 
 /* Stops the threads that run a task, one at a time (a rolling tick over
- * those threads); returns the longest hold. */
+ * those threads), into s->live.running_snaps; returns the longest hold. */
 static struct ws_error *take_running(struct ws_sampler *s, uint64_t *longest)
 {
 	struct live_visit v = {.sampler = s};
 	size_t stopped;
+	ws_snapshot_set_clear(&s->live.running_snaps);
 	struct ws_error *err = ws_target_stop_threads(s->target,
 						      s->live.pending_tids,
 						      s->live.npending,
 						      s->options.stop_timeout_ns,
 						      visit_running, &v,
 						      &stopped, longest);
-	if (!err)
-		err = v.err;
-	if (err)
-		return err;
-	/* Threads that did not stop in time: say so. */
+	return err ? err : v.err;
+}
+
+/* The running tasks' copies into the tick's snapshots, once those are
+ * taken; a thread that did not stop in time says so. */
+static void place_running(struct ws_sampler *s)
+{
 	for (size_t k = 0; k < s->live.npending; k++) {
-		if (s->live.pending[k] == SIZE_MAX)
+		size_t i = s->live.pending[k];
+		if (i == SIZE_MAX)
 			continue;
-		struct ws_snapshot *snap = &s->snapshots.snaps[s->live.pending[k]];
+		struct ws_snapshot *snap = &s->snapshots.snaps[i];
 		memset(snap, 0, sizeof(*snap));
 		snap->error = "thread did not stop in time";
 	}
-	return NULL;
+	for (size_t i = 0; i < s->tasks.n; i++)
+		if (s->live.taken[i])
+			s->snapshots.snaps[i] = s->live.running_snaps.snaps[i];
 }
 
 static const char torn[] = "changed while being read";
@@ -232,14 +280,15 @@ static void drop_gone(struct ws_sampler *s)
 	s->snapshots.n = kept;
 }
 
-/* Moves the tasks without a stack to copy (not started, failed) to the
- * end: what list_tasks saw of them is the sample, with no copy to tear.
- * Returns how many tasks come before them. */
-static size_t put_stackless_last(struct ws_task_list *l)
+/* Moves the tasks of [0, n) that match (a task without a stack to copy;
+ * one that runs on a thread) to the end of that range; returns how many
+ * come before them. */
+static size_t put_last(struct ws_task_list *l, size_t n,
+		       enum ws_task_start start)
 {
 	size_t k = 0;
-	for (size_t i = 0; i < l->n; i++) {
-		if (l->tasks[i].start == WS_START_NONE)
+	for (size_t i = 0; i < n; i++) {
+		if (l->tasks[i].start == start)
 			continue;
 		struct ws_task t = l->tasks[k];
 		l->tasks[k] = l->tasks[i];
@@ -268,8 +317,12 @@ bool ws_tick_list_running(struct ws_sampler *s, bool live,
 	return true;
 }
 
-/* A tick that reads the registry and copies the parked tasks while the
- * target runs, then reads every task again: a task whose version, state or
+/* A tick that reads the registry, stops the threads that run a task (one
+ * at a time, each just long enough to read the task again, its registers
+ * and its stack: right after the list, so that a short task running then
+ * is rarely gone by its stop, which would leave it out), and copies the
+ * parked tasks while the target runs, then reads every task again: a task
+ * whose version, state or
  * saved context changed meanwhile, or whose guard (ws_task.guard_*) moved
  * around its own copy, ran while its stack was copied, and the copy may be
  * torn; it is never recorded. Such a task is tried once more
@@ -289,38 +342,53 @@ struct ws_error *ws_tick_live(struct ws_sampler *s)
 	if (!ws_tick_list_running(s, true, &context))
 		return ws_tick_stopped(s);
 	size_t all = s->tasks.n;
-	size_t n = put_stackless_last(&s->tasks);
+	size_t n = put_last(&s->tasks, all, WS_START_NONE);
+	/* Parked tasks in [0, parked), running ones in [parked, n). */
+	size_t parked = put_last(&s->tasks, n, WS_START_THREAD);
 	for (size_t i = 0; i < n; i++)
 		ws_sampler_set_pc_exact(s, &s->tasks.tasks[i]);
 	uint64_t t1 = ws_now_ns();
 	s->phase_ns[WS_PHASE_LIST] += t1 - t0;
 	if (!live_reserve(s, 2 * all))
 		return &ws_error_nomem;
-	context.limit = 0;
-	struct ws_error *err = ws_snapshot_take(&s->snapshots, s->target,
-						&s->tasks, s->options.max_stack);
-	if (!err)
-		err = rt->ops->reread(rt, s->target, &context, s->tasks.tasks,
-				      n, s->live.verdicts);
-	if (err)
-		return err;
-
-	size_t nretry = 0;
 	s->live.npending = 0;
 	s->live.nrest = 0;
 	memset(s->live.drop, 0, all * sizeof(*s->live.drop));
-	for (size_t i = 0; i < n; i++) {
+	memset(s->live.taken, 0, all * sizeof(*s->live.taken));
+	for (size_t i = parked; i < n; i++) {
+		pid_t tid = s->tasks.tasks[i].thread;
+		if (!ws_target_find_thread(s->target, tid)) {
+			/* Between threads: take it stopped. */
+			s->live.rest[s->live.nrest++] = i;
+			continue;
+		}
+		s->live.pending_tids[s->live.npending] = tid;
+		s->live.pending[s->live.npending++] = i;
+	}
+	uint64_t longest = 0, held = 0;
+	struct ws_error *err = NULL;
+	if (s->live.npending && (err = take_running(s, &longest)))
+		return err;
+	uint64_t t2 = ws_now_ns();
+	s->phase_ns[WS_PHASE_STOP] += t2 - t1;
+
+	context.limit = 0;
+	err = ws_snapshot_take(&s->snapshots, s->target, &s->tasks,
+			       s->options.max_stack);
+	if (!err)
+		err = rt->ops->reread(rt, s->target, &context, s->tasks.tasks,
+				      parked, s->live.verdicts);
+	if (err)
+		return err;
+	place_running(s);
+
+	size_t nretry = 0;
+	for (size_t i = 0; i < parked; i++) {
 		struct ws_task *t = &s->tasks.tasks[i];
+		if (s->live.taken[i])
+			continue; /* stood in for a task that ended */
 		if (s->live.verdicts[i] == WS_REREAD_GONE) {
 			s->live.drop[i] = true;
-		} else if (t->start == WS_START_THREAD) {
-			if (!ws_target_find_thread(s->target, t->thread)) {
-				/* Between threads: take it stopped. */
-				s->live.rest[s->live.nrest++] = i;
-				continue;
-			}
-			s->live.pending_tids[s->live.npending] = t->thread;
-			s->live.pending[s->live.npending++] = i;
 		} else if (s->live.verdicts[i] == WS_REREAD_CHANGED ||
 			   s->snapshots.snaps[i].guard_failed) {
 			ws_sampler_set_pc_exact(s, t);
@@ -329,17 +397,14 @@ struct ws_error *ws_tick_live(struct ws_sampler *s)
 	}
 	if (nretry && (err = retry_changed(s, nretry)))
 		return err;
-	uint64_t t2 = ws_now_ns();
-	s->phase_ns[WS_PHASE_COPY] += t2 - t1;
+	uint64_t t3 = ws_now_ns();
+	s->phase_ns[WS_PHASE_COPY] += t3 - t2;
 
-	uint64_t longest = 0, held = 0;
-	if (s->live.npending && (err = take_running(s, &longest)))
-		return err;
 	if (s->live.nrest && (err = take_rest_stopped(s, &held)))
 		return err;
-	s->phase_ns[WS_PHASE_STOP] += ws_now_ns() - t2;
+	s->phase_ns[WS_PHASE_STOP] += ws_now_ns() - t3;
 	drop_gone(s);
-	ws_budget_note_read(&s->budget, t2 - t0, all);
+	ws_budget_note_read(&s->budget, (t1 - t0) + (t3 - t2), all);
 	s->live.ticks++;
 	s->live.tasks_listed += all;
 	tick->pause_ns = held > longest ? held : longest;

@@ -159,15 +159,15 @@ static void w2(const char *fixture, const char *entry, const char *busy,
  * elsewhere: 1.3-2 x measured; Go's preempted goroutines, runnable in
  * sum_of_sqrt, add to it). */
 static void w3(const char *fixture, const char *const args[], const char *fn,
-	       const char *waiter)
+	       const char *waiter, double at_least)
 {
 	struct shares s = record(fixture, args, false, fn, NULL, NULL);
 	cr_expect_geq(s.not_started, 0.50 * s.total, "%s: %.1f %% not started",
 		      fixture, 100 * s.not_started / s.total);
 	s = record(fixture, args, true, fn, NULL, waiter);
 	cr_expect_gt(s.other, 0, "%s --started-only: no waiter", fixture);
-	cr_expect_gt(s.under, s.other, "%s --started-only: %.2f s under "
-		      "%s, %.2f s waiting", fixture, s.under, fn, s.other);
+	cr_expect_gt(s.under, at_least * s.other, "%s --started-only: %.2f s "
+		      "under %s, %.2f s waiting", fixture, s.under, fn, s.other);
 }
 
 Test(e2e_seed, go_w1_channel, .timeout = 120, .fini = e2e_cleanup_adopting)
@@ -183,7 +183,7 @@ Test(e2e_seed, go_w2_short_lived, .timeout = 120, .fini = e2e_cleanup_adopting)
 Test(e2e_seed, go_w3_compute, .timeout = 120, .fini = e2e_cleanup_adopting)
 {
 	const char *args[] = { "4096", "4194304", NULL };
-	w3("go/go_workload3", args, "main.sum_of_sqrt", "main.waitOnChannel");
+	w3("go/go_workload3", args, "main.sum_of_sqrt", "main.waitOnChannel", 1);
 }
 
 Test(e2e_seed, greenrt_w1_channel, .timeout = 120, .fini = e2e_cleanup_adopting)
@@ -200,7 +200,12 @@ Test(e2e_seed, greenrt_w2_short_lived, .timeout = 120,
 
 Test(e2e_seed, greenrt_w3_compute, .timeout = 120, .fini = e2e_cleanup_adopting)
 {
-	/* The seed's sum_of_sqrt never yields: YIELD_EVERY 0. */
+	/* The seed's sum_of_sqrt never yields: YIELD_EVERY 0. Each task
+	 * computes for a few milliseconds, less than a tick takes to list
+	 * 4,096 of them: a worker's time counts only if the task that it runs
+	 * by its stop stands in for the one listed on it, which ended (1.1 x
+	 * measured without; 2.0 x with). */
 	const char *args[] = { "4096", "4194304", "0", NULL };
-	w3("greenrt/greenrt_w3_compute", args, "sum_of_sqrt", "take_from_channel");
+	w3("greenrt/greenrt_w3_compute", args, "sum_of_sqrt", "take_from_channel",
+	   1.6);
 }
