@@ -916,6 +916,58 @@ def wakeups(target):
     return int(target.wait_line("wakeups", 60).split("total=")[1])
 
 
+SCHED_SWITCH = re.compile(r"(\d+\.\d+):\s+sched:sched_switch:.*prev_pid=(\d+) "
+                          r".*prev_state=(\S+) ==> .*next_pid=(\d+)")
+SCHED_WAKEUP = re.compile(r"(\d+\.\d+):\s+sched:sched_wakeup:.*pid=(\d+) ")
+
+
+def kernel_holds(target, seconds):
+    """Each ptrace stop of target's threads during one wallspy attach as the
+    kernel saw it, independent of what wallspy reports: `perf record -a` of
+    sched_switch and sched_wakeup, a stop lasting from the thread's switch
+    out in state t (traced) to the first later sign that it may run again
+    (its wakeup, its switch in, or a switch out in another state: at 100k
+    events a second perf can lose some). None without perf."""
+    perf = shutil.which("perf")
+    if not perf:
+        return None
+    tids = {int(x) for x in os.listdir(f"/proc/{target.pid}/task")}
+    data = tmp_path("sched.data")
+    argv = [perf, "record", "-q", "-m", "16384", "-a", "-e", "sched:sched_switch",
+            "-e", "sched:sched_wakeup", "-o", data, "--", WALLSPY, "attach", "-r", "100",
+            "-d", seconds, "-o", tmp_path("attach.json"), "--runtime", "threads", target.pid]
+    r = run_timed(argv, timeout=seconds * 20 + 120)
+    target.check_running("wallspy attach under perf")
+    if r["status"] != 0:
+        raise BenchError(f"perf record of wallspy attach: exit {r['status']}: "
+                         + r["stderr"].strip()[-300:])
+    script = subprocess.run([perf, "script", "-i", data, "-F", "time,event,trace"],
+                            capture_output=True, text=True, timeout=600)
+    start, holds = {}, []
+
+    def end(tid, t):
+        if tid in start:
+            holds.append((t - start.pop(tid)) * 1000)
+    for line in script.stdout.splitlines():
+        m = SCHED_SWITCH.search(line)
+        if m:
+            t, prev, state, nxt = float(m[1]), int(m[2]), m[3], int(m[4])
+            end(nxt, t)
+            if prev in start and not state.startswith("t"):
+                end(prev, t)
+            if prev in tids and state.startswith("t"):
+                start[prev] = t
+            continue
+        m = SCHED_WAKEUP.search(line)
+        if m:
+            end(int(m[2]), float(m[1]))
+    if not holds:
+        return None
+    holds.sort()
+    return {"stops": len(holds), "p99_ms": holds[min(len(holds) - 1, int(0.99 * len(holds)))],
+            "max_ms": holds[-1], "over_1ms": sum(h > 1 for h in holds) / len(holds)}
+
+
 def row7_threads_at_scale(cfg):
     """Thousands of OS threads each waking every few ms (wakers N PERIOD),
     attached at 100 Hz: the rate kept, the p99 hold, the target's wakeups
@@ -938,6 +990,10 @@ def row7_threads_at_scale(cfg):
                     rec["wakeups_per_s"] = (c1 - c0) / (t1 - t0)
                     return rec
                 runs = interleave(["alone", "under"], cfg["scale_rounds"], measure)
+                # Apart from the runs above: perf's own cost would count
+                # in their wakeups and CPU.
+                kernel = [k for k in (kernel_holds(t, seconds)
+                                      for _ in range(cfg["scale_rounds"])) if k]
                 floor = ptrace_floor(t, cfg["floor_rounds"])
             under = runs["under"]
             alone_rate = statistics.median(x["wakeups_per_s"] for x in runs["alone"])
@@ -946,6 +1002,9 @@ def row7_threads_at_scale(cfg):
                 "rate_kept": summarize([x["ticks"] / (seconds * 100) for x in under]),
                 "pause_p99_ms": summarize([x["pause_p99_ms"] for x in under]),
                 "pause_max_ms": summarize([x["pause_max_ms"] for x in under]),
+                "kernel_hold_p99_ms": summarize([k["p99_ms"] for k in kernel]),
+                "kernel_hold_max_ms": summarize([k["max_ms"] for k in kernel]),
+                "kernel_holds_over_1ms": summarize([k["over_1ms"] for k in kernel]),
                 "samples_per_tick": summarize([x["samples_per_tick"] for x in under]),
                 "missed_ticks": summarize([x["missed_ticks"] for x in under]),
                 "attach_overhead_s": summarize([x["wall_s"] - seconds for x in under]),
@@ -1150,11 +1209,15 @@ def report_markdown(results):
                    "interrupt + wait + getregs + 4 KiB readv + resume per thread, CPU, "
                    "measured on the same target in the same run)\n")
         out.append(table(["target", "rate kept", "hold p99 ms", "hold max ms",
+                          "kernel's view: hold p99 ms", "max ms", "stops over 1 ms",
                           "threads sampled per tick", "wakeups lost", "attach + detach + "
                           "write s", "wallspy CPU µs/sample", "kernel floor µs",
                           "cost/floor"],
                          [[r["fixture"], r.get("error", pct_of(r.get("rate_kept"))),
                            fmt_ms(r.get("pause_p99_ms")), fmt_ms(r.get("pause_max_ms")),
+                           fmt_ms(r.get("kernel_hold_p99_ms")),
+                           fmt_ms(r.get("kernel_hold_max_ms")),
+                           pct_of(r.get("kernel_holds_over_1ms")),
                            fmt_ms(r.get("samples_per_tick"), 0),
                            (f"{r['wakeups_lost'] * 100:.1f} %"
                             if r.get("wakeups_lost") is not None else "–"),
@@ -1258,9 +1321,13 @@ def goals(results):
         v = kept and kept["median"]
         goal(f"{r['fixture']}: rate kept within 10 %", v, v and v >= 0.9,
              pct_of(kept) if kept else r.get("error"))
-        hold = r.get("pause_p99_ms")
+        # Judged on the kernel's view when perf could give it: wallspy
+        # cannot see the part of a stop before it collects it.
+        hold = r.get("kernel_hold_p99_ms") or r.get("pause_p99_ms")
+        which = "kernel's view" if r.get("kernel_hold_p99_ms") else "wallspy's own"
         v = hold and hold["median"]
-        goal(f"{r['fixture']}: p99 hold ≤ the 1 ms budget", v, v is not None and v <= 1.0,
+        goal(f"{r['fixture']}: p99 hold ≤ the 1 ms budget ({which})", v,
+             v is not None and v <= 1.0,
              f"{v:.2f} ms" if v is not None else r.get("error"))
         v = r.get("wakeups_lost")
         goal(f"{r['fixture']}: target slowdown ≤ 2 %", v, v is not None and v <= 0.02,
