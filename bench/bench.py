@@ -927,7 +927,8 @@ def kernel_holds(target, seconds):
     sched_switch and sched_wakeup, a stop lasting from the thread's switch
     out in state t (traced) to the first later sign that it may run again
     (its wakeup, its switch in, or a switch out in another state: at 100k
-    events a second perf can lose some). None without perf."""
+    events a second perf can lose some). None without perf or when it
+    cannot trace."""
     perf = shutil.which("perf")
     if not perf:
         return None
@@ -939,8 +940,11 @@ def kernel_holds(target, seconds):
     r = run_timed(argv, timeout=seconds * 20 + 120)
     target.check_running("wallspy attach under perf")
     if r["status"] != 0:
-        raise BenchError(f"perf record of wallspy attach: exit {r['status']}: "
-                         + r["stderr"].strip()[-300:])
+        # No tracepoints here (a container, perf_event_paranoid): the
+        # row stands on wallspy's own figures, and says so.
+        progress("row 7", {"kernel view": "perf record failed: "
+                           + r["stderr"].strip()[-200:]})
+        return None
     script = subprocess.run([perf, "script", "-i", data, "-F", "time,event,trace"],
                             capture_output=True, text=True, timeout=600)
     start, holds = {}, []

@@ -281,17 +281,19 @@ Test(symbols, repeated_lookup_is_cached)
 	ws_symbols_destroy(symbols);
 }
 
+/* Libraries of Debian 12 that this test process does not load, each with
+ * a function of its own: one is dlopened by the refresh tests. */
+static const struct {
+	const char *library, *function;
+} candidates[] = {
+	{ "libuuid.so.1", "uuid_generate" },
+	{ "libexpat.so.1", "XML_ParserCreate" },
+	{ "libgmp.so.10", "__gmpz_init" },
+	{ "libacl.so.1", "acl_init" },
+};
+
 Test(symbols, refresh_finds_dlopened_library)
 {
-	/* A library this process has not loaded yet. */
-	static const struct {
-		const char *library, *function;
-	} candidates[] = {
-		{ "libuuid.so.1", "uuid_generate" },
-		{ "libexpat.so.1", "XML_ParserCreate" },
-		{ "libgmp.so.10", "__gmpz_init" },
-		{ "libacl.so.1", "acl_init" },
-	};
 	struct ws_symbols *symbols = create_self();
 	const struct ws_location *known = ws_symbols_lookup(
 		symbols, addr((void *)symbols_test_target), false);
@@ -340,14 +342,6 @@ Test(symbols, refresh_finds_dlopened_library)
  * maps are read again (the finder keeps them from its first module). */
 Test(symbols, refresh_opens_deleted_library_mapped_later)
 {
-	static const struct {
-		const char *library, *function;
-	} candidates[] = {
-		{ "libuuid.so.1", "uuid_generate" },
-		{ "libexpat.so.1", "XML_ParserCreate" },
-		{ "libgmp.so.10", "__gmpz_init" },
-		{ "libacl.so.1", "acl_init" },
-	};
 	struct ws_symbols *symbols = create_self();
 	/* Every module named once: the maps have been read. */
 	ws_symbols_lookup(symbols, addr((void *)symbols_test_target), false);
