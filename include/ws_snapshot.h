@@ -70,6 +70,14 @@ struct ws_error *ws_snapshot_take(struct ws_snapshot_set *set,
 				  const struct ws_task_list *tasks,
 				  size_t max_stack);
 
+/* The same, but copies tasks[0, ncopy) only: the others' snapshots are
+ * empty, with the task's error or "not copied" (for a caller that copies
+ * them otherwise: a live tick's running tasks). */
+struct ws_error *ws_snapshot_take_first(struct ws_snapshot_set *set,
+					struct ws_target *target,
+					const struct ws_task_list *tasks,
+					size_t ncopy, size_t max_stack);
+
 /* Snapshot of the task at index `index` of the set (growing it) while
  * `thread` is stopped: the task runs on it (live registers) or was saved
  * and is held by it (a saved context). Copied at once into the set's

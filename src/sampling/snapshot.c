@@ -197,6 +197,14 @@ struct ws_error *ws_snapshot_take(struct ws_snapshot_set *set,
 				  const struct ws_task_list *tasks,
 				  size_t max_stack)
 {
+	return ws_snapshot_take_first(set, target, tasks, tasks->n, max_stack);
+}
+
+struct ws_error *ws_snapshot_take_first(struct ws_snapshot_set *set,
+					struct ws_target *target,
+					const struct ws_task_list *tasks,
+					size_t ncopy, size_t max_stack)
+{
 	if (!ws_grow_large((void **)&set->snaps, &set->capacity, tasks->n,
 			   sizeof(*set->snaps)))
 		return &ws_error_nomem;
@@ -207,6 +215,12 @@ struct ws_error *ws_snapshot_take(struct ws_snapshot_set *set,
 	bool reloaded = false;
 	for (size_t i = 0; i < tasks->n; i++) {
 		const struct ws_task *task = &tasks->tasks[i];
+		if (i >= ncopy && task->start != WS_START_NONE) {
+			memset(&set->snaps[i], 0, sizeof(set->snaps[i]));
+			set->snaps[i].error = task->error ? task->error
+							  : "not copied";
+			continue;
+		}
 		struct ws_thread *th = task->start == WS_START_THREAD
 			? ws_target_find_thread(target, task->thread) : NULL;
 		plan(set, &set->snaps[i], task, th, max_stack, &reloaded);

@@ -373,8 +373,9 @@ struct ws_error *ws_tick_live(struct ws_sampler *s)
 	s->phase_ns[WS_PHASE_STOP] += t2 - t1;
 
 	context.limit = 0;
-	err = ws_snapshot_take(&s->snapshots, s->target, &s->tasks,
-			       s->options.max_stack);
+	/* The running tasks are copied already (or taken stopped later). */
+	err = ws_snapshot_take_first(&s->snapshots, s->target, &s->tasks,
+				     parked, s->options.max_stack);
 	if (!err)
 		err = rt->ops->reread(rt, s->target, &context, s->tasks.tasks,
 				      parked, s->live.verdicts);
