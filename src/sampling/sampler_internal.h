@@ -27,12 +27,16 @@
 struct ws_live {
 	enum ws_reread *verdicts;
 	bool *drop, *taken;
-	size_t *retry_index, *pending, *rest;
+	size_t *retry_index, *pending, *rest, *stand_in_index;
 	pid_t *pending_tids;
 	size_t verdicts_cap, drop_cap, taken_cap, retry_index_cap, pending_cap,
-		pending_tids_cap, rest_cap;
+		pending_tids_cap, rest_cap, stand_in_index_cap;
 	size_t npending, nrest;
 	struct ws_task_list retry;
+	/* The tasks that stood in for a running one (take_successor), as
+	 * read while their thread was held, and their indices: the bulk
+	 * reread of parked tasks must not replace these records. */
+	struct ws_task_list stand_ins;
 	/* running_snaps: the copies of the tasks that run, by task index,
 	 * where taken[index]. */
 	struct ws_snapshot_set retry_snaps, held_snaps, running_snaps;

@@ -30,6 +30,8 @@ void ws_live_deinit(struct ws_live *live)
 	ws_snapshot_set_deinit(&live->held_snaps);
 	ws_snapshot_set_deinit(&live->running_snaps);
 	ws_task_list_deinit(&live->retry);
+	ws_task_list_deinit(&live->stand_ins);
+	free(live->stand_in_index);
 	free(live->verdicts);
 	free(live->drop);
 	free(live->taken);
@@ -50,6 +52,7 @@ static bool live_reserve(struct ws_sampler *s, size_t n)
 		{(void **)&s->live.pending_tids, &s->live.pending_tids_cap, sizeof(*s->live.pending_tids)},
 		{(void **)&s->live.retry_index, &s->live.retry_index_cap, sizeof(*s->live.retry_index)},
 		{(void **)&s->live.rest, &s->live.rest_cap, sizeof(*s->live.rest)},
+		{(void **)&s->live.stand_in_index, &s->live.stand_in_index_cap, sizeof(*s->live.stand_in_index)},
 	};
 	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++)
 		if (!ws_grow(arrays[i].p, arrays[i].cap, n, arrays[i].size))
@@ -111,7 +114,11 @@ struct live_visit {
  * again and copied, if the list has it (a task listed before it started,
  * as one not started, or parked). Without it the thread's time would go
  * missing whenever tasks are shorter than the list takes to read, as
- * compute tasks of a few milliseconds behind a list of thousands are. */
+ * compute tasks of a few milliseconds behind a list of thousands are.
+ * Its record as read now is kept aside (s->live.stand_ins) until the
+ * parked tasks' bulk reread is done: by then it may have switched out
+ * again, and that read would pair a parked record with this running
+ * copy. */
 static void take_successor(struct live_visit *v, struct ws_thread *th)
 {
 	struct ws_sampler *s = v->sampler;
@@ -121,21 +128,34 @@ static void take_successor(struct live_visit *v, struct ws_thread *th)
 	if (!address)
 		return;
 	for (size_t j = 0; j < s->tasks.n; j++) {
-		struct ws_task *t = &s->tasks.tasks[j];
-		if (t->address != address || s->live.taken[j] ||
-		    s->live.drop[j] || t->start == WS_START_THREAD)
+		const struct ws_task *listed = &s->tasks.tasks[j];
+		if (listed->address != address || s->live.taken[j] ||
+		    s->live.drop[j] || listed->start == WS_START_THREAD)
 			continue;
+		struct ws_task *t = ws_task_list_add(&s->live.stand_ins);
+		if (!t) {
+			v->err = &ws_error_nomem;
+			return;
+		}
+		*t = *listed;
 		enum ws_reread verdict;
 		struct ws_read_context context = ws_sampler_context(s, true, 0);
 		v->err = rt->ops->reread(rt, s->target, &context, t, 1,
 					 &verdict);
 		if (v->err || verdict == WS_REREAD_GONE ||
-		    t->start != WS_START_THREAD || t->thread != th->tid)
+		    t->start != WS_START_THREAD || t->thread != th->tid) {
+			s->live.stand_ins.n--;
 			return;
+		}
 		ws_sampler_set_pc_exact(s, t);
 		v->err = ws_snapshot_take_thread(&s->live.running_snaps, j, th,
 						 t, s->options.max_stack);
-		s->live.taken[j] = !v->err;
+		if (v->err) {
+			s->live.stand_ins.n--;
+			return;
+		}
+		s->live.taken[j] = true;
+		s->live.stand_in_index[s->live.stand_ins.n - 1] = j;
 		return;
 	}
 }
@@ -192,10 +212,14 @@ static struct ws_error *take_running(struct ws_sampler *s, uint64_t *longest)
 	return err ? err : v.err;
 }
 
-/* The running tasks' copies into the tick's snapshots, once those are
- * taken; a thread that did not stop in time says so. */
+/* The running tasks' copies into the tick's snapshots, and the stand-ins'
+ * records into its list, once the parked tasks are copied and read
+ * again; a thread that did not stop in time says so. */
 static void place_running(struct ws_sampler *s)
 {
+	for (size_t k = 0; k < s->live.stand_ins.n; k++)
+		s->tasks.tasks[s->live.stand_in_index[k]] =
+			s->live.stand_ins.tasks[k];
 	for (size_t k = 0; k < s->live.npending; k++) {
 		size_t i = s->live.pending[k];
 		if (i == SIZE_MAX)
@@ -355,6 +379,7 @@ struct ws_error *ws_tick_live(struct ws_sampler *s)
 	s->live.nrest = 0;
 	memset(s->live.drop, 0, all * sizeof(*s->live.drop));
 	memset(s->live.taken, 0, all * sizeof(*s->live.taken));
+	ws_task_list_clear(&s->live.stand_ins);
 	for (size_t i = parked; i < n; i++) {
 		pid_t tid = s->tasks.tasks[i].thread;
 		if (!ws_target_find_thread(s->target, tid)) {
@@ -390,6 +415,11 @@ struct ws_error *ws_tick_live(struct ws_sampler *s)
 			continue; /* stood in for a task that ended */
 		if (s->live.verdicts[i] == WS_REREAD_GONE) {
 			s->live.drop[i] = true;
+		} else if (s->live.verdicts[i] == WS_REREAD_CHANGED &&
+			   t->start == WS_START_THREAD) {
+			/* Runs now: a live copy would need its thread's
+			 * registers, which only a stop gives. */
+			s->live.rest[s->live.nrest++] = i;
 		} else if (s->live.verdicts[i] == WS_REREAD_CHANGED ||
 			   s->snapshots.snaps[i].guard_failed) {
 			ws_sampler_set_pc_exact(s, t);

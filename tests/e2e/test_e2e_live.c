@@ -12,7 +12,8 @@
  * `switches`, Go's g.trackingSeq) a 2 s recording of either shows
  * thousands of impossible stacks (flip_b frames under flip_a_leaf, failed
  * unwinds; measured when this test was written by zeroing the version).
- * With it, every parked sample must be one whole chain.
+ * With it, every parked sample must be one whole chain, and in a
+ * cooperative runtime one that ends where the task yields.
  *
  * A recording of go_fidelity's parked goroutines and of greenrt_parked's
  * parked tasks, live and with --stop-all, must show each task at exactly
@@ -106,7 +107,31 @@ struct flip_chains {
 	const char *b, *b_leaf;
 	const char *yield;       /* what the leaf calls to yield */
 	int a_depth, b_depth;
+	/* A cooperative runtime's task parks only where it yields: its
+	 * parked samples are whole chains down to the yield. (Go preempts a
+	 * goroutine anywhere.) */
+	bool parks_at_yield;
 };
+
+/* Whether a parked sample's `stack` (root first) ends where a flip task
+ * of a cooperative runtime parks: a whole chain, its leaf, then the yield
+ * (a frame naming c->yield). A running task's copy paired with a parked
+ * record (read again after it switched out) shows anywhere in the chain. */
+static bool at_yield(const struct flip_chains *c, const char *stack)
+{
+	char frame[256];
+	int k = c->after_root ? 3 : 2;
+
+	if (!nth_frame(stack, k, frame, sizeof(frame)))
+		return false;
+	bool is_a = strcmp(frame, c->a) == 0;
+	k += is_a ? c->a_depth : c->b_depth;
+	if (!nth_frame(stack, k, frame, sizeof(frame)) ||
+	    strcmp(frame, is_a ? c->a_leaf : c->b_leaf))
+		return false;
+	return nth_frame(stack, k + 1, frame, sizeof(frame)) &&
+	       strstr(frame, c->yield) != NULL;
+}
 
 /* Whether `stack` (root first) is a state a flip task can be in: ROOT;
  * LOOP; then k <= a_depth frames of A and nothing else of either chain,
@@ -188,7 +213,8 @@ static const char *check_flip_arg(const char *fixture, const char *arg,
 		parked += count;
 		/* Without the state leaf. */
 		*strrchr(stack, ';') = '\0';
-		if (whole_chain(c, stack))
+		if (whole_chain(c, stack) &&
+		    (!c->parks_at_yield || at_yield(c, stack)))
 			continue;
 		torn += count;
 		if (!first_torn[0])
@@ -217,6 +243,7 @@ Test(e2e_live, greenrt_flip_parked_samples_are_whole, .timeout = 120,
 		.a = "flip_a", .a_leaf = "flip_a_leaf",
 		.b = "flip_b", .b_leaf = "flip_b_leaf",
 		.yield = "greenrt_yield", .a_depth = 6, .b_depth = 12,
+		.parks_at_yield = true,
 	};
 	check_flip("greenrt/greenrt_flip", &c);
 }
@@ -258,6 +285,7 @@ static void check_pth_flip(const char *fixture)
 		.a = "flip_a", .a_leaf = "flip_a_leaf",
 		.b = "flip_b", .b_leaf = "flip_b_leaf",
 		.yield = "pth_yield", .a_depth = 6, .b_depth = 12,
+		.parks_at_yield = true,
 	};
 	e2e_need_fixture(fixture);
 	const char *err = check_flip_arg(fixture, "flip", &c);
@@ -288,6 +316,7 @@ Test(e2e_live, crystal_flip_parked_samples_are_whole, .timeout = 120,
 		.a = "flip_a", .a_leaf = "flip_a_leaf",
 		.b = "flip_b", .b_leaf = "flip_b_leaf",
 		.yield = "yield", .a_depth = 6, .b_depth = 12,
+		.parks_at_yield = true,
 	};
 	e2e_need_fixture("crystal/crystal_fibers");
 	check_flip_arg("crystal/crystal_fibers", "flip", &c);
