@@ -31,6 +31,14 @@ struct ws_snapshot {
 	/* The task's guard (ws_task.guard_*) was read and did not hash as
 	 * listed, before or after the copy: the copy may be torn. */
 	bool guard_failed;
+	/* Not copied (reused > 0): the task has not run since an earlier
+	 * tick unwound it (same wide version and saved context,
+	 * ws_stack_cache_context_key); that unwind's `reused` return
+	 * addresses, from the sampler's reused_pcs at reused_first, and its
+	 * stop reason. */
+	uint32_t reused;
+	size_t reused_first;
+	const char *reused_stop;
 };
 
 /* Snapshots of one tick, parallel to a task list. Reused across ticks. */

@@ -8,6 +8,11 @@
  * and code are the rest of an unwind's input: clear the cache whenever the
  * target's modules change.
  *
+ * A task whose runtime keeps a wide switch count (ws_task.version_wide)
+ * need not even be copied: the same count and saved context as at the
+ * sample an unwind was stored from mean it has not run since (its context
+ * key, ws_stack_cache_context_key).
+ *
  * Direct-mapped by task id: a task whose slot another task took is simply
  * unwound again. Stacks deeper than WS_STACK_CACHE_FRAMES are not kept.
  */
@@ -40,10 +45,28 @@ size_t ws_stack_cache_get(struct ws_stack_cache *cache, uint64_t task_id,
 			  uint64_t key, struct ws_pc *pcs, size_t max,
 			  const char **stop_reason);
 
+/* A 64-bit hash of a task's id, version and saved context (registers,
+ * stack bounds): what its unwind depends on but the stack bytes. 0 (no
+ * key) unless the version is wide and the task starts from a saved
+ * context. */
+uint64_t ws_stack_cache_context_key(const struct ws_task *task);
+
+/* Whether an unwind is stored for (task_id, context), context not 0. */
+bool ws_stack_cache_has_context(struct ws_stack_cache *cache,
+				uint64_t task_id, uint64_t context);
+
+/* ws_stack_cache_get by context key. */
+size_t ws_stack_cache_get_context(struct ws_stack_cache *cache,
+				  uint64_t task_id, uint64_t context,
+				  struct ws_pc *pcs, size_t max,
+				  const char **stop_reason);
+
 /* Stores an unwind (n >= 1; deeper ones than WS_STACK_CACHE_FRAMES are
- * dropped). `stop_reason` must be a static string or NULL. */
+ * dropped) under its snapshot's key and its task's context key (0: none).
+ * `stop_reason` must be a static string or NULL. */
 void ws_stack_cache_put(struct ws_stack_cache *cache, uint64_t task_id,
-			uint64_t key, const struct ws_pc *pcs, size_t n,
+			uint64_t key, uint64_t context,
+			const struct ws_pc *pcs, size_t n,
 			const char *stop_reason);
 
 #endif

@@ -83,6 +83,12 @@ struct ws_task {
 	 * reads, with the same state and context, means the task did not
 	 * run in between, so a stack copied between the two is whole. */
 	uint64_t version;
+	/* The version is a count too wide to come back to a value within a
+	 * recording (32 bits or more; Go's 8-bit trackingSeq is not): the
+	 * same version and saved context as at an earlier read, whenever it
+	 * was, mean the task has not run since, and its stack above the
+	 * saved stack pointer is what that read's copy held. */
+	bool version_wide;
 	/* A guard for live reads (guard_size 0: none): the runtime's record
 	 * of the task at [guard_address, + guard_size) hashed guard_hash
 	 * (ws_hash_bytes, seed 0) when it was listed. The snapshot reads it
@@ -106,6 +112,12 @@ struct ws_task *ws_task_list_add(struct ws_task_list *list);
  * when out of memory. */
 bool ws_task_list_reserve(struct ws_task_list *list, size_t more);
 void ws_task_list_clear(struct ws_task_list *list);
+/* Moves the tasks of [0, n) for which last(task, arg) holds to the end of
+ * that range (the others keep their order); returns how many come before
+ * them. */
+size_t ws_task_list_put_last(struct ws_task_list *list, size_t n,
+			     bool (*last)(const struct ws_task *task, void *arg),
+			     void *arg);
 void ws_task_list_deinit(struct ws_task_list *list);
 
 /* Whether two reads of a task agree on everything its unwind uses: id,

@@ -384,8 +384,10 @@ static bool decode_task(struct state *s, struct ws_target *target,
 	task->id = address;
 	if (d->has_id && try_get(s, &d->id, address, tb, &v))
 		task->id = v;
-	if (d->has_switches && try_get(s, &d->switches, address, tb, &v))
+	if (d->has_switches && try_get(s, &d->switches, address, tb, &v)) {
 		task->version = v;
+		task->version_wide = d->switches_bits >= 32;
+	}
 	if (d->name_kind == NAME_CHARS)
 		task->name = desc_task_string(s, &d->name_path, address, tb);
 	else if (d->name_kind == NAME_LENGTH_PREFIXED &&

@@ -85,6 +85,7 @@ struct descriptor {
 	uint64_t task_size;
 	bool has_id, has_entry, has_worker, has_switches;
 	struct ws_dwpath id, entry, worker, switches, state;
+	unsigned switches_bits;  /* the width of switches */
 	enum name_kind name_kind;
 	struct ws_dwpath name_path; /* chars: the member; prefixed: the pointer */
 	struct ws_dwpath name_length, name_bytes; /* prefixed: in the pointee */

@@ -268,6 +268,11 @@ struct ws_error *dparse_task(struct parser *s, const cJSON *root)
 	    (err = dparse_optional_path(s, task, "switches", "task.switches", tt, &d->has_switches, &d->switches)) ||
 	    (err = parse_name(s, task)))
 		return err;
+	if (d->has_switches) {
+		const struct ws_dwfield *f = ws_dwpath_last(&d->switches);
+		d->switches_bits = f->bit_size ? f->bit_size
+					       : (unsigned)(f->size * 8);
+	}
 
 	const cJSON *state = dparse_get(task, "state");
 	const char *member = state ? dparse_string(state, "member") : NULL;

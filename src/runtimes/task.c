@@ -41,6 +41,22 @@ void ws_task_list_deinit(struct ws_task_list *list)
 	list->n = list->capacity = 0;
 }
 
+size_t ws_task_list_put_last(struct ws_task_list *list, size_t n,
+			     bool (*last)(const struct ws_task *task, void *arg),
+			     void *arg)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (last(&list->tasks[i], arg))
+			continue;
+		struct ws_task t = list->tasks[k];
+		list->tasks[k] = list->tasks[i];
+		list->tasks[i] = t;
+		k++;
+	}
+	return k;
+}
+
 bool ws_task_same_context(const struct ws_task *a, const struct ws_task *b)
 {
 	return a->id == b->id && a->version == b->version &&

@@ -154,8 +154,9 @@ void ws_sampler_destroy(struct ws_sampler *s)
 				(double)s->phase_ns[i] / (double)s->ticks / 1e6);
 		fputc('\n', stderr);
 		fprintf(stderr, "wallspy: unwinds reused %" PRIu64
-			", stacks unwound from CFI steps alone %zu\n",
-			s->unwinds_reused, ws_unwinder_cfi_stacks(s->unwinder));
+			" (%" PRIu64 " without a copy), stacks unwound from CFI steps alone %zu\n",
+			s->unwinds_reused, s->copies_skipped,
+			ws_unwinder_cfi_stacks(s->unwinder));
 		if (s->live.ticks)
 			fprintf(stderr, "wallspy: live ticks %" PRIu64 ", tasks read %" PRIu64 ", ended while read %" PRIu64 ", read again stopped %" PRIu64 "\n",
 				s->live.ticks, s->live.tasks_listed,
@@ -168,6 +169,7 @@ void ws_sampler_destroy(struct ws_sampler *s)
 	ws_snapshot_set_deinit(&s->snapshots);
 	ws_live_deinit(&s->live);
 	ws_stack_cache_destroy(s->stack_cache);
+	free(s->reused_pcs);
 	ws_tick_stacks_deinit(&s->tick_stacks);
 	free(s->pcs);
 	free(s->alt_pcs);
@@ -427,12 +429,80 @@ static struct ws_error *synthetic_stack(struct ws_sampler *s,
 	return NULL;
 }
 
+bool ws_sampler_can_reuse(struct ws_sampler *s, const struct ws_task *t)
+{
+	return s->stack_cache &&
+	       ws_stack_cache_has_context(s->stack_cache, t->id,
+					  ws_stack_cache_context_key(t));
+}
+
+bool ws_sampler_reuse(struct ws_sampler *s, const struct ws_task *t,
+		      struct ws_snapshot *snap)
+{
+	if (!s->stack_cache ||
+	    !ws_grow((void **)&s->reused_pcs, &s->reused_pcs_cap,
+		     s->nreused_pcs + WS_STACK_CACHE_FRAMES,
+		     sizeof(*s->reused_pcs)))
+		return false;
+	const char *stop = NULL;
+	size_t n = ws_stack_cache_get_context(s->stack_cache, t->id,
+					      ws_stack_cache_context_key(t),
+					      s->reused_pcs + s->nreused_pcs,
+					      WS_STACK_CACHE_FRAMES, &stop);
+	if (n == 0 || n > s->options.max_frames)
+		return false;
+	memset(snap, 0, sizeof(*snap));
+	snap->stack_lo = t->stack_lo;
+	snap->stack_hi = t->stack_hi;
+	snap->reused = (uint32_t)n;
+	snap->reused_first = s->nreused_pcs;
+	snap->reused_stop = stop;
+	s->nreused_pcs += n;
+	s->copies_skipped++;
+	return true;
+}
+
+static bool reusable(const struct ws_task *t, void *s)
+{
+	return ws_sampler_can_reuse(s, t);
+}
+
+size_t ws_sampler_put_reusable_last(struct ws_sampler *s, size_t n)
+{
+	return ws_task_list_put_last(&s->tasks, n, reusable, s);
+}
+
+struct ws_error *ws_sampler_take_snapshots(struct ws_sampler *s)
+{
+	size_t n = s->tasks.n;
+	size_t fresh = ws_sampler_put_reusable_last(s, n);
+	struct ws_error *err = ws_snapshot_take_first(&s->snapshots, s->target,
+						      &s->tasks, fresh,
+						      s->options.max_stack);
+	for (size_t i = fresh; i < n && !err; i++)
+		if (!ws_sampler_reuse(s, &s->tasks.tasks[i],
+				      &s->snapshots.snaps[i]))
+			/* Out of memory: copy them all after all. */
+			return ws_snapshot_take(&s->snapshots, s->target,
+						&s->tasks, s->options.max_stack);
+	return err;
+}
+
 /* unwind_checked, or the same task's last unwind when its snapshot is
- * identical (a parked task: same registers, same stack bytes). */
-static size_t unwind_cached(struct ws_sampler *s, uint64_t task_id,
+ * identical (a parked task: same registers, same stack bytes), or when it
+ * was not copied (ws_snapshot.reused). */
+static size_t unwind_cached(struct ws_sampler *s, const struct ws_task *task,
 			    const struct ws_snapshot *snap,
 			    const char **stop_reason, bool *maps_reloaded)
 {
+	if (snap->reused) {
+		memcpy(s->pcs, s->reused_pcs + snap->reused_first,
+		       snap->reused * sizeof(*s->pcs));
+		*stop_reason = snap->reused_stop;
+		s->unwinds_reused++;
+		return snap->reused;
+	}
+	uint64_t task_id = task->id;
 	uint64_t key = s->stack_cache ? ws_stack_cache_key(snap) : 0;
 	size_t n = key ? ws_stack_cache_get(s->stack_cache, task_id, key,
 					    s->pcs, s->options.max_frames,
@@ -449,7 +519,8 @@ static size_t unwind_cached(struct ws_sampler *s, uint64_t task_id,
 	if (*maps_reloaded && !reloaded_before)
 		forget_unwinds(s);
 	if (key)
-		ws_stack_cache_put(s->stack_cache, task_id, key, s->pcs, n,
+		ws_stack_cache_put(s->stack_cache, task_id, key,
+				   ws_stack_cache_context_key(task), s->pcs, n,
 				   *stop_reason);
 	return n;
 }
@@ -500,7 +571,7 @@ static struct ws_error *unwind_all(struct ws_sampler *s)
 			      !tt->task->error))
 				tt->error = snap->error;
 		} else {
-			npcs = unwind_cached(s, tt->task->id, snap,
+			npcs = unwind_cached(s, tt->task, snap,
 					     &stop_reason, &maps_reloaded);
 			if (npcs == 0)
 				tt->error = stop_reason ? stop_reason
@@ -652,6 +723,7 @@ struct ws_error *ws_sampler_tick(struct ws_sampler *s,
 	tick->task_noun = s->runtime->caps->task_noun ? s->runtime->caps->task_noun
 						       : "task";
 	tick->start_ns = ws_now_ns();
+	s->nreused_pcs = 0;
 	err = take_tasks(s);
 	if (err)
 		return err;

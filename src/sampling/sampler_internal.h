@@ -92,6 +92,11 @@ struct ws_sampler {
 	/* Unwinds of unchanged stacks, reused (NULL: off). */
 	struct ws_stack_cache *stack_cache;
 	uint64_t unwinds_reused;
+	/* This tick's unwinds taken from the cache instead of a copy
+	 * (ws_snapshot.reused), and how many tasks were not copied so. */
+	struct ws_pc *reused_pcs;
+	size_t nreused_pcs, reused_pcs_cap;
+	uint64_t copies_skipped;
 	/* This tick's distinct stacks and their frames (shared by tasks). */
 	struct ws_tick_stacks tick_stacks;
 };
@@ -120,6 +125,24 @@ static inline void ws_sampler_set_pc_exact(const struct ws_sampler *s,
 		      ((s->root_pc && pc == s->root_pc) ||
 		       (t->entry_pc && pc == t->entry_pc));
 }
+
+/* Whether task t (listed, parked) need not be copied this tick: the cache
+ * holds the unwind of a sample with its wide version and saved context. */
+bool ws_sampler_can_reuse(struct ws_sampler *s, const struct ws_task *t);
+
+/* Makes *snap task t's reused unwind (no copy); false when there is none
+ * (then *snap is untouched) or out of memory. */
+bool ws_sampler_reuse(struct ws_sampler *s, const struct ws_task *t,
+		      struct ws_snapshot *snap);
+
+/* Moves the tasks of s->tasks[0, n) that ws_sampler_can_reuse to the end
+ * of that range; returns how many come before them: the ones to copy. */
+size_t ws_sampler_put_reusable_last(struct ws_sampler *s, size_t n);
+
+/* s->snapshots for every task of s->tasks (the target stopped): a copy,
+ * or the unwind the cache holds for its version and context (the task
+ * order changes). */
+struct ws_error *ws_sampler_take_snapshots(struct ws_sampler *s);
 
 /* The tick kinds. Each fills s->tasks and s->snapshots (one per task)
  * and the tick's pause, and leaves every thread it stopped resumed. */

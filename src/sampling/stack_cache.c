@@ -11,6 +11,7 @@
 struct slot {
 	uint64_t task_id;
 	uint64_t key;              /* 0: empty */
+	uint64_t context;          /* 0: none */
 	const char *stop_reason;
 	uint32_t n;
 	struct ws_pc pcs[WS_STACK_CACHE_FRAMES];
@@ -46,8 +47,10 @@ void ws_stack_cache_destroy(struct ws_stack_cache *c)
 
 void ws_stack_cache_clear(struct ws_stack_cache *c)
 {
-	for (size_t i = 0; i < c->nslots; i++)
+	for (size_t i = 0; i < c->nslots; i++) {
 		c->slots[i].key = 0;
+		c->slots[i].context = 0;
+	}
 }
 
 /* Everything but the stack bytes, as one block to hash: the bytes are
@@ -77,9 +80,46 @@ uint64_t ws_stack_cache_key(const struct ws_snapshot *snap)
 	return h ? h : 1;
 }
 
+/* What a saved context's unwind depends on, but the stack bytes: those
+ * the wide version stands for. */
+struct context_header {
+	uint64_t task_id, version;
+	uint64_t regs[WS_NREGS];   /* 0 where not valid */
+	uint64_t valid_and_flags;
+	uint64_t stack_lo, stack_hi;
+};
+
+uint64_t ws_stack_cache_context_key(const struct ws_task *task)
+{
+	if (!task->version_wide || task->start != WS_START_SAVED)
+		return 0;
+	struct context_header k;
+	memset(&k, 0, sizeof(k));
+	k.task_id = task->id;
+	k.version = task->version;
+	for (int r = 0; r < WS_NREGS; r++)
+		if (task->regs.valid & (1u << r))
+			k.regs[r] = task->regs.value[r];
+	k.valid_and_flags = (uint64_t)task->regs.valid << 1 | task->pc_exact;
+	k.stack_lo = task->stack_lo;
+	k.stack_hi = task->stack_hi;
+	uint64_t h = ws_hash_bytes(&k, sizeof(k), 0);
+	return h ? h : 1;
+}
+
 static struct slot *slot_of(struct ws_stack_cache *c, uint64_t task_id)
 {
 	return &c->slots[ws_hash_u64(task_id) & (c->nslots - 1)];
+}
+
+static size_t get(const struct slot *s, struct ws_pc *pcs, size_t max,
+		  const char **stop_reason)
+{
+	if (s->n > max)
+		return 0;
+	memcpy(pcs, s->pcs, s->n * sizeof(*pcs));
+	*stop_reason = s->stop_reason;
+	return s->n;
 }
 
 size_t ws_stack_cache_get(struct ws_stack_cache *c, uint64_t task_id,
@@ -87,15 +127,31 @@ size_t ws_stack_cache_get(struct ws_stack_cache *c, uint64_t task_id,
 			  const char **stop_reason)
 {
 	const struct slot *s = slot_of(c, task_id);
-	if (s->key != key || s->task_id != task_id || s->n > max)
+	if (s->key != key || s->task_id != task_id)
 		return 0;
-	memcpy(pcs, s->pcs, s->n * sizeof(*pcs));
-	*stop_reason = s->stop_reason;
-	return s->n;
+	return get(s, pcs, max, stop_reason);
+}
+
+bool ws_stack_cache_has_context(struct ws_stack_cache *c, uint64_t task_id,
+				uint64_t context)
+{
+	const struct slot *s = slot_of(c, task_id);
+	return context && s->key && s->context == context &&
+	       s->task_id == task_id;
+}
+
+size_t ws_stack_cache_get_context(struct ws_stack_cache *c, uint64_t task_id,
+				  uint64_t context, struct ws_pc *pcs,
+				  size_t max, const char **stop_reason)
+{
+	if (!ws_stack_cache_has_context(c, task_id, context))
+		return 0;
+	return get(slot_of(c, task_id), pcs, max, stop_reason);
 }
 
 void ws_stack_cache_put(struct ws_stack_cache *c, uint64_t task_id,
-			uint64_t key, const struct ws_pc *pcs, size_t n,
+			uint64_t key, uint64_t context,
+			const struct ws_pc *pcs, size_t n,
 			const char *stop_reason)
 {
 	if (n == 0 || n > WS_STACK_CACHE_FRAMES)
@@ -103,6 +159,7 @@ void ws_stack_cache_put(struct ws_stack_cache *c, uint64_t task_id,
 	struct slot *s = slot_of(c, task_id);
 	s->task_id = task_id;
 	s->key = key;
+	s->context = context;
 	s->stop_reason = stop_reason;
 	s->n = (uint32_t)n;
 	memcpy(s->pcs, pcs, n * sizeof(*pcs));

@@ -304,22 +304,17 @@ static void drop_gone(struct ws_sampler *s)
 	s->snapshots.n = kept;
 }
 
-/* Moves the tasks of [0, n) that match (a task without a stack to copy;
- * one that runs on a thread) to the end of that range; returns how many
- * come before them. */
+static bool starts_so(const struct ws_task *t, void *start)
+{
+	return t->start == *(const enum ws_task_start *)start;
+}
+
+/* Moves the tasks of [0, n) that start so (without a stack to copy; on a
+ * thread) to the end of that range; returns how many come before them. */
 static size_t put_last(struct ws_task_list *l, size_t n,
 		       enum ws_task_start start)
 {
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (l->tasks[i].start == start)
-			continue;
-		struct ws_task t = l->tasks[k];
-		l->tasks[k] = l->tasks[i];
-		l->tasks[i] = t;
-		k++;
-	}
-	return k;
+	return ws_task_list_put_last(l, n, starts_so, &start);
 }
 
 bool ws_tick_list_running(struct ws_sampler *s, bool live,
@@ -371,6 +366,9 @@ struct ws_error *ws_tick_live(struct ws_sampler *s)
 	size_t parked = put_last(&s->tasks, n, WS_START_THREAD);
 	for (size_t i = 0; i < n; i++)
 		ws_sampler_set_pc_exact(s, &s->tasks.tasks[i]);
+	/* Of the parked ones, those to copy in [0, fresh); the others have
+	 * not run since an earlier tick's unwind of them. */
+	size_t fresh = ws_sampler_put_reusable_last(s, parked);
 	uint64_t t1 = ws_now_ns();
 	s->phase_ns[WS_PHASE_LIST] += t1 - t0;
 	if (!live_reserve(s, 2 * all))
@@ -400,16 +398,20 @@ struct ws_error *ws_tick_live(struct ws_sampler *s)
 	context.limit = 0;
 	/* The running tasks are copied already (or taken stopped later). */
 	err = ws_snapshot_take_first(&s->snapshots, s->target, &s->tasks,
-				     parked, s->options.max_stack);
+				     fresh, s->options.max_stack);
 	if (!err)
 		err = rt->ops->reread(rt, s->target, &context, s->tasks.tasks,
-				      parked, s->live.verdicts);
+				      fresh, s->live.verdicts);
 	if (err)
 		return err;
+	size_t nretry = 0;
+	for (size_t i = fresh; i < parked; i++)
+		if (!ws_sampler_reuse(s, &s->tasks.tasks[i],
+				      &s->snapshots.snaps[i]))
+			s->live.retry_index[nretry++] = i; /* copy it after all */
 	place_running(s);
 
-	size_t nretry = 0;
-	for (size_t i = 0; i < parked; i++) {
+	for (size_t i = 0; i < fresh; i++) {
 		struct ws_task *t = &s->tasks.tasks[i];
 		if (s->live.taken[i])
 			continue; /* stood in for a task that ended */

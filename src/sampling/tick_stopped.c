@@ -56,8 +56,7 @@ static struct ws_error *stopped_phase(struct ws_sampler *s)
 		space_after_walk(s, t1 - t0);
 	if (limit && s->tasks.n > limit)
 		ws_budget_subsample(&s->budget, &s->tasks, limit);
-	err = ws_snapshot_take(&s->snapshots, s->target, &s->tasks,
-			       s->options.max_stack);
+	err = ws_sampler_take_snapshots(s);
 	if (err)
 		return err;
 	uint64_t t2 = ws_now_ns();
@@ -111,8 +110,7 @@ static struct ws_error *reread_stopped(struct ws_sampler *s)
 	}
 	s->live.tasks_gone += n - kept;
 	s->tasks.n = kept;
-	return ws_snapshot_take(&s->snapshots, s->target, &s->tasks,
-				s->options.max_stack);
+	return ws_sampler_take_snapshots(s);
 }
 
 /* The tick of a registry walked whole (ws_runtime_caps.walk_live): the

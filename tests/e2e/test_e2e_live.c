@@ -481,3 +481,61 @@ Test(e2e_live, greenrt_parked_stop_all_recording_matches_dump, .timeout = 120,
 	const char *const extra[] = { "--stop-all", NULL };
 	check_recording_matches_dump(start_greenrt_parked(), extra);
 }
+
+/* ---- greenrt_twin: same saved context, different stacks ---- */
+
+/* greenrt_twin's tasks park alternately under twin_a and twin_b at
+ * byte-identical saved registers (the fixture checks that before it says
+ * "ready"), for equal times. A tick may skip copying a task whose switch
+ * count and context are those of an earlier sample, and reuse that
+ * sample's unwind: keyed on the context alone, every sample showed the
+ * twin first seen (1592 to 0, measured when this test was written). Each
+ * twin must get about half of the samples, and some must have been taken
+ * without a copy. */
+static void check_twins(const char *const *extra)
+{
+	e2e_need_fixture("greenrt/greenrt_twin");
+	pid_t pid = e2e_start_fixture("greenrt/greenrt_twin", NULL, "ready",
+				      30000);
+	const char *err;
+	setenv("WALLSPY_DEBUG_PAUSE", "1", 1); /* the reuse counts */
+	char *text = attach_folded(pid, "2", extra, &err);
+	unsetenv("WALLSPY_DEBUG_PAUSE");
+	long a = 0, b = 0;
+	char *save = NULL;
+
+	for (char *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *stack;
+		long count;
+
+		cr_assert(split_folded(line, &stack, &count), "bad line: %s", line);
+		a += strstr(stack, ";twin_a;") ? count : 0;
+		b += strstr(stack, ";twin_b;") ? count : 0;
+	}
+	const char *reused = strstr(err, " without a copy)");
+	while (reused && reused > err && reused[-1] != '(')
+		reused--;
+	long skipped = reused ? atol(reused) : 0;
+	cr_log_info("twin_a %ld, twin_b %ld samples; %ld taken without a copy",
+		    a, b, skipped);
+	/* 8 tasks, 100 Hz, 2 s. */
+	cr_assert_gt(a + b, 1000, "too few twin samples: %ld", a + b);
+	cr_assert(a * 10 >= (a + b) * 3 && b * 10 >= (a + b) * 3,
+		  "twin_a %ld and twin_b %ld samples, of equal times", a, b);
+	cr_assert_gt(skipped, 0, "no sample taken without a copy: %s", err);
+	e2e_check_healthy_then_stop(pid);
+}
+
+Test(e2e_live, greenrt_twin_live_parks_apart, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	check_twins(NULL);
+}
+
+Test(e2e_live, greenrt_twin_stop_all_parks_apart, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	const char *const extra[] = { "--stop-all", NULL };
+	check_twins(extra);
+}

@@ -48,6 +48,7 @@ struct fr_task {
 	uint32_t stack_size;
 	struct fr_link link;     /* intrusive lists point here */
 	unsigned switches;
+	uint8_t narrow_switches;
 };
 
 struct fr_queue {
@@ -222,6 +223,37 @@ Test(runtime_descriptor, ring_lists_each_task_once, OPTS)
 	cr_assert_str_eq(list.tasks[0].name, "t0");
 	cr_assert_eq(list.tasks[0].state, WS_STATE_RUNNABLE);
 	cr_assert_eq(nwarnings, 0);
+	ws_runtime_destroy(rt);
+}
+
+/* A switch count proves a task did not run since any earlier read only if
+ * it cannot come back to a value meanwhile: 32 bits or more. */
+Test(runtime_descriptor, switch_count_width_decides_version_wide, OPTS)
+{
+	chain(0, 1, &fr.tasks[0]);
+	fr.ring = (struct fr_queue){ &fr.tasks[0], 2 };
+	fr.tasks[0].switches = 70000;
+	fr.tasks[0].narrow_switches = 7;
+	const char *ring = "{\"global\": \"fr.ring.head\", \"count\": \"fr.ring.count\","
+			   " \"layout\": \"ring\", \"next\": \"next\"}";
+	struct ws_runtime *rt = create(descriptor(ring, "\"switches\": \"switches\""));
+
+	tick_ok(rt);
+	cr_assert_eq(list.n, 2);
+	cr_expect_eq(list.tasks[0].version, 70000);
+	cr_expect(list.tasks[0].version_wide, "32-bit count not wide");
+	ws_runtime_destroy(rt);
+
+	rt = create(descriptor(ring, "\"switches\": \"narrow_switches\""));
+	tick_ok(rt);
+	cr_assert_eq(list.n, 2);
+	cr_expect_eq(list.tasks[0].version, 7);
+	cr_expect_not(list.tasks[0].version_wide, "8-bit count taken as wide");
+	ws_runtime_destroy(rt);
+
+	rt = create(descriptor(ring, NULL));
+	tick_ok(rt);
+	cr_expect_not(list.tasks[0].version_wide, "no count, yet wide");
 	ws_runtime_destroy(rt);
 }
 

@@ -1,7 +1,8 @@
 /*
  * Unit tests of ws_stack_cache: an unwind is reused only for the same task
  * with a snapshot identical in everything an unwind reads (registers, the
- * copied stack bytes, their place and bounds).
+ * copied stack bytes, their place and bounds), or, without a copy, with
+ * the same wide version and saved context.
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -83,7 +84,7 @@ Test(stack_cache, reuse_only_same_task_same_key)
 
 	cr_assert_not_null(c);
 	cr_assert_eq(ws_stack_cache_get(c, 7, 99, out, 8, &reason), 0, "empty cache hit");
-	ws_stack_cache_put(c, 7, 99, pcs, 4, "stack deeper than --max-stack");
+	ws_stack_cache_put(c, 7, 99, 0, pcs, 4, "stack deeper than --max-stack");
 	cr_assert_eq(ws_stack_cache_get(c, 7, 99, out, 8, &reason), 4);
 	cr_expect_eq(memcmp(out, pcs, sizeof(pcs)), 0);
 	cr_expect_str_eq(reason, "stack deeper than --max-stack");
@@ -92,7 +93,7 @@ Test(stack_cache, reuse_only_same_task_same_key)
 	cr_expect_eq(ws_stack_cache_get(c, 7, 99, out, 3, &reason), 0,
 		     "an unwind longer than the caller's room");
 	/* A new unwind of the task replaces the old one. */
-	ws_stack_cache_put(c, 7, 100, pcs, 2, NULL);
+	ws_stack_cache_put(c, 7, 100, 0, pcs, 2, NULL);
 	cr_expect_eq(ws_stack_cache_get(c, 7, 99, out, 8, &reason), 0);
 	cr_expect_eq(ws_stack_cache_get(c, 7, 100, out, 8, &reason), 2);
 	cr_expect_null(reason);
@@ -109,11 +110,11 @@ Test(stack_cache, empty_and_deep_unwinds_are_not_kept)
 	const char *reason;
 
 	memset(deep, 0, sizeof(deep));
-	ws_stack_cache_put(c, 1, 5, deep, 0, NULL);
+	ws_stack_cache_put(c, 1, 5, 0, deep, 0, NULL);
 	cr_expect_eq(ws_stack_cache_get(c, 1, 5, out, 8, &reason), 0);
-	ws_stack_cache_put(c, 1, 6, deep, WS_STACK_CACHE_FRAMES + 1, NULL);
+	ws_stack_cache_put(c, 1, 6, 0, deep, WS_STACK_CACHE_FRAMES + 1, NULL);
 	cr_expect_eq(ws_stack_cache_get(c, 1, 6, out, WS_STACK_CACHE_FRAMES + 1, &reason), 0);
-	ws_stack_cache_put(c, 1, 7, deep, WS_STACK_CACHE_FRAMES, NULL);
+	ws_stack_cache_put(c, 1, 7, 0, deep, WS_STACK_CACHE_FRAMES, NULL);
 	cr_expect_eq(ws_stack_cache_get(c, 1, 7, out, WS_STACK_CACHE_FRAMES, &reason),
 		     WS_STACK_CACHE_FRAMES);
 	ws_stack_cache_destroy(c);
@@ -125,9 +126,91 @@ Test(stack_cache, tasks_sharing_a_slot_evict_each_other)
 	struct ws_pc pc = { 0x401000, false }, out[1];
 	const char *reason;
 
-	ws_stack_cache_put(c, 1, 11, &pc, 1, NULL);
-	ws_stack_cache_put(c, 2, 22, &pc, 1, NULL);
+	ws_stack_cache_put(c, 1, 11, 0, &pc, 1, NULL);
+	ws_stack_cache_put(c, 2, 22, 0, &pc, 1, NULL);
 	cr_expect_eq(ws_stack_cache_get(c, 1, 11, out, 1, &reason), 0);
 	cr_expect_eq(ws_stack_cache_get(c, 2, 22, out, 1, &reason), 1);
+	ws_stack_cache_destroy(c);
+}
+
+static struct ws_task parked_task(void)
+{
+	struct ws_task t;
+
+	memset(&t, 0, sizeof(t));
+	t.id = 42;
+	t.start = WS_START_SAVED;
+	t.version = 1000;
+	t.version_wide = true;
+	t.regs.valid = (1u << WS_REG_RIP) | (1u << WS_REG_RSP) | (1u << WS_REG_RBP);
+	t.regs.value[WS_REG_RIP] = 0x401000;
+	t.regs.value[WS_REG_RSP] = 0x7ffd0000;
+	t.regs.value[WS_REG_RBP] = 0x7ffd0040;
+	t.stack_lo = 0x7ff00000;
+	t.stack_hi = 0x7ffe0000;
+	return t;
+}
+
+Test(stack_cache, context_key_covers_version_and_context)
+{
+	struct ws_task a = parked_task();
+	uint64_t k = ws_stack_cache_context_key(&a);
+
+	cr_assert_neq(k, 0);
+	struct ws_task b = a;
+	b.version++;
+	cr_expect_neq(ws_stack_cache_context_key(&b), k, "version ignored");
+	b = a;
+	b.id++;
+	cr_expect_neq(ws_stack_cache_context_key(&b), k, "id ignored");
+	b = a;
+	b.regs.value[WS_REG_RSP] -= 16;
+	cr_expect_neq(ws_stack_cache_context_key(&b), k, "sp ignored");
+	b = a;
+	b.regs.valid |= 1u << WS_REG_RBX;
+	cr_expect_neq(ws_stack_cache_context_key(&b), k, "valid mask ignored");
+	b = a;
+	b.stack_hi += 4096;
+	cr_expect_neq(ws_stack_cache_context_key(&b), k, "bounds ignored");
+	b = a;
+	b.pc_exact = true;
+	cr_expect_neq(ws_stack_cache_context_key(&b), k, "pc_exact ignored");
+	/* The state and wait reason are the list's, not the unwind's. */
+	b = a;
+	b.state = WS_STATE_RUNNABLE;
+	cr_expect_eq(ws_stack_cache_context_key(&b), k, "state counted");
+	/* A version that may wrap proves nothing; nor does a thread's. */
+	b = a;
+	b.version_wide = false;
+	cr_expect_eq(ws_stack_cache_context_key(&b), 0, "narrow version keyed");
+	b = a;
+	b.start = WS_START_THREAD;
+	cr_expect_eq(ws_stack_cache_context_key(&b), 0, "running task keyed");
+}
+
+Test(stack_cache, reuse_by_context_only_as_stored)
+{
+	struct ws_stack_cache *c = ws_stack_cache_create(16);
+	struct ws_pc pcs[2] = { { 0x401000, false }, { 0x402000, true } }, out[4];
+	const char *reason = "x";
+	struct ws_task t = parked_task();
+	uint64_t ctx = ws_stack_cache_context_key(&t);
+
+	cr_expect_not(ws_stack_cache_has_context(c, t.id, ctx), "empty cache hit");
+	ws_stack_cache_put(c, t.id, 99, ctx, pcs, 2, NULL);
+	cr_assert(ws_stack_cache_has_context(c, t.id, ctx));
+	cr_expect_eq(ws_stack_cache_get_context(c, t.id, ctx, out, 4, &reason), 2);
+	cr_expect_eq(memcmp(out, pcs, sizeof(pcs)), 0);
+	cr_expect_null(reason);
+	cr_expect_not(ws_stack_cache_has_context(c, t.id + 1, ctx), "other task hit");
+	cr_expect_not(ws_stack_cache_has_context(c, t.id, ctx + 1), "other context hit");
+	cr_expect_not(ws_stack_cache_has_context(c, t.id, 0), "no key hit");
+	/* Stored without a context key (a copy unwound, version narrow). */
+	ws_stack_cache_put(c, t.id, 99, 0, pcs, 2, NULL);
+	cr_expect_not(ws_stack_cache_has_context(c, t.id, ctx), "replaced, still hit");
+	cr_expect_eq(ws_stack_cache_get(c, t.id, 99, out, 4, &reason), 2);
+	ws_stack_cache_put(c, t.id, 99, ctx, pcs, 2, NULL);
+	ws_stack_cache_clear(c);
+	cr_expect_not(ws_stack_cache_has_context(c, t.id, ctx), "clear kept it");
 	ws_stack_cache_destroy(c);
 }
