@@ -120,7 +120,8 @@ struct ws_runtime_ops {
 				   struct ws_task *tasks, size_t n,
 				   enum ws_reread *result);
 	/* WS_TICK_LIVE, optional: the address of the task thread `tid` runs
-	 * as the last read (list or reread) saw it, 0 for none or unknown. */
+	 * (called while it is held), as the last read (list or reread) saw
+	 * it or as read now; 0 for none or unknown. */
 	uint64_t (*thread_current)(struct ws_runtime *runtime, pid_t tid);
 	/* WS_TICK_ROLLING: fills `task` (zeroed) for one thread, stopped
 	 * (regs_valid) or not stopped in time. */

@@ -234,6 +234,24 @@ static void forget_ms(struct go_state *s)
 	s->nms = 0;
 }
 
+/* Remembers that thread tid is M maddr's (until the next list). */
+static void note_thread_m(struct go_state *s, pid_t tid, uint64_t maddr)
+{
+	if (!tid)
+		return;
+	for (size_t i = 0; i < s->nthread_ms; i++)
+		if (s->thread_ms[i].tid == tid) {
+			s->thread_ms[i].address = maddr;
+			return;
+		}
+	if (!ws_grow((void **)&s->thread_ms, &s->thread_ms_capacity,
+		     s->nthread_ms + 1, sizeof(*s->thread_ms)))
+		return; /* only a stand-in lost */
+	s->thread_ms[s->nthread_ms].tid = tid;
+	s->thread_ms[s->nthread_ms].address = maddr;
+	s->nthread_ms++;
+}
+
 /* The tid of the thread of M `maddr`, 0 when it cannot be read. */
 static pid_t m_tid(struct go_state *s, uint64_t maddr)
 {
@@ -394,6 +412,7 @@ static void start_running(struct go_state *s, struct ws_target *target,
 	if (mw) {
 		tid = (pid_t)get(&s->m.procid, mw, s->m_lo, s->m_hi);
 		runs_it = get(&s->m.curg, mw, s->m_lo, s->m_hi) == gaddr;
+		note_thread_m(s, tid, maddr);
 		task->thread = tid;
 		uint64_t vdso_sp = get(&s->m.vdso_sp, mw, s->m_lo, s->m_hi);
 		if (vdso_sp && vdso_sp >= task->stack_lo &&
@@ -568,6 +587,7 @@ static bool decode_g(struct go_state *s, struct ws_target *target,
 static void new_tick(struct go_state *s, const struct ws_read_context *context)
 {
 	forget_ms(s);
+	s->nthread_ms = 0;
 	s->fing_running = -1;
 	if (s->reasons_pending)
 		go_read_wait_reasons(s);
@@ -672,6 +692,25 @@ static struct ws_error *go_reread(struct ws_runtime *runtime,
 	return read_gs(s, n, reread_one, &v);
 }
 
+/* The goroutine held thread tid runs now: its M's curg, read now (0: the
+ * M runs its own g0, or tid's M is not known this tick). */
+static uint64_t go_thread_current(struct ws_runtime *runtime, pid_t tid)
+{
+	struct go_state *s = runtime->state;
+	for (size_t i = 0; i < s->nthread_ms; i++) {
+		if (s->thread_ms[i].tid != tid)
+			continue;
+		const struct ws_dwfield *f = &s->m.curg;
+		uint64_t curg = 0;
+		struct ws_error *err = ws_remote_read(
+			s->pid, s->thread_ms[i].address + f->offset, &curg,
+			sizeof(curg));
+		ws_error_destroy(err);
+		return err ? 0 : curg;
+	}
+	return 0;
+}
+
 static void go_destroy(struct ws_runtime *runtime)
 {
 	struct go_state *s = runtime->state;
@@ -684,6 +723,7 @@ static void go_destroy(struct ws_runtime *runtime)
 		free(s->rfuncs);
 		forget_ms(s);
 		free(s->ms);
+		free(s->thread_ms);
 		free(s->gptrs);
 		free(s->gbuf);
 		free(s->gsorted);
@@ -695,6 +735,7 @@ static void go_destroy(struct ws_runtime *runtime)
 static const struct ws_runtime_ops go_ops = {
 	.list_tasks = go_list,
 	.reread = go_reread,
+	.thread_current = go_thread_current,
 	.destroy = go_destroy,
 };
 

@@ -112,6 +112,10 @@ struct go_state {
 	size_t gsorted_capacity;
 	struct { uint64_t address; uint8_t *bytes; } *ms;
 	size_t nms, ms_capacity;
+	/* The Ms seen running a goroutine since the tick's list, by their
+	 * thread: where a held thread's current goroutine is read. */
+	struct { pid_t tid; uint64_t address; } *thread_ms;
+	size_t nthread_ms, thread_ms_capacity;
 };
 
 /* The layout of runtime.g and runtime.m (fields by name), into s->g, s->m

@@ -40,7 +40,7 @@ struct ws_live {
 	/* running_snaps: the copies of the tasks that run, by task index,
 	 * where taken[index]. */
 	struct ws_snapshot_set retry_snaps, held_snaps, running_snaps;
-	uint64_t ticks, tasks_listed, tasks_gone, tasks_held;
+	uint64_t ticks, tasks_listed, tasks_gone, tasks_held, stood_in;
 };
 
 /* Where the pause goes, summed over ticks (reported with

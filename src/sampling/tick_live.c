@@ -156,6 +156,7 @@ static void take_successor(struct live_visit *v, struct ws_thread *th)
 		}
 		s->live.taken[j] = true;
 		s->live.stand_in_index[s->live.stand_ins.n - 1] = j;
+		s->live.stood_in++;
 		return;
 	}
 }

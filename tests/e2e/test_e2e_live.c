@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -538,4 +539,74 @@ Test(e2e_live, greenrt_twin_stop_all_parks_apart, .timeout = 120,
 {
 	const char *const extra[] = { "--stop-all", NULL };
 	check_twins(extra);
+}
+
+/* ---- a thread's sample when its listed goroutine switched out ---- */
+
+/* go_workload3 with short compute goroutines (2,097,152 iterations of
+ * sum_of_sqrt: a few milliseconds each, 4,096 of them on GOMAXPROCS 2,
+ * about 5 s in all): a goroutine listed as running has often finished
+ * by the time its thread stops. That thread's sample then goes to the goroutine
+ * its M runs by then (m.curg, read while the thread is held), read again
+ * and copied there: a live tick without it counts no stand-in. Every running
+ * compute sample must still be a whole stack of its own: under the
+ * goroutine's closure, nothing of another goroutine. */
+Test(e2e_live, go_thread_sample_goes_to_its_current_goroutine, .timeout = 120,
+     .fini = e2e_cleanup)
+{
+	const char *args[] = { "4096", "2097152", NULL };
+	struct e2e_proc proc = e2e_start_go("go/go_workload3", args, 30000);
+	const char *const opts[] = { "--max-cpu", "0", NULL };
+	const char *err;
+	setenv("WALLSPY_DEBUG_PAUSE", "1", 1); /* the stand-in count */
+	char *text = attach_folded(proc.pid, "2", opts, &err);
+	unsetenv("WALLSPY_DEBUG_PAUSE");
+	long running = 0, torn = 0;
+	char first_torn[1024] = "";
+	char *save = NULL;
+
+	for (char *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *stack, frame[256];
+		long count;
+
+		cr_assert(split_folded(line, &stack, &count), "bad line: %s", line);
+		int n = count_frames(stack);
+		nth_frame(stack, n - 1, frame, sizeof(frame));
+		if (strcmp(frame, "[running]") || !strstr(stack, "main.spawnComputeTasks."))
+			continue;
+		running += count;
+		/* runtime.goexit; the closure (func1, or gowrap1 from Go
+		 * 1.22), in itself or in what it calls: main.sum_of_sqrt,
+		 * the WaitGroup's Done, the runtime; the leaf. */
+		bool whole = nth_frame(stack, 0, frame, sizeof(frame)) &&
+			     !strcmp(frame, "runtime.goexit") &&
+			     nth_frame(stack, 1, frame, sizeof(frame)) &&
+			     !strncmp(frame, "main.spawnComputeTasks.", 23);
+		if (whole && n > 3) {
+			nth_frame(stack, 2, frame, sizeof(frame));
+			whole = !strcmp(frame, "main.sum_of_sqrt") ||
+				!strncmp(frame, "sync.", 5) ||
+				!strncmp(frame, "runtime.", 8);
+		}
+		if (!whole) {
+			torn += count;
+			if (!first_torn[0])
+				snprintf(first_torn, sizeof(first_torn), "%s (%ld)", stack, count);
+		}
+	}
+	const char *stood = strstr(err, "stood in for a task switched out ");
+	long stand_ins = stood ? atol(stood + strlen("stood in for a task switched out ")) : -1;
+	cr_log_info("%ld running compute samples, %ld stand-ins; %s", running,
+		    stand_ins, err);
+	cr_assert_gt(running, 100, "too few running compute samples: %ld", running);
+	cr_assert_eq(torn, 0, "%ld of %ld running compute samples not whole, e.g. %s",
+		     torn, running, first_torn);
+	cr_assert_gt(stand_ins, 0, "no thread's sample went to its current goroutine");
+	/* It finishes its work by itself, unharmed: "done", exit 0. */
+	int status = -1;
+	cr_assert(e2e_wait_line(proc.out_fd, "done", 60000), "go_workload3 never finished");
+	cr_assert(e2e_wait_timeout(proc.pid, 10000, &status), "go_workload3 did not exit");
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "go_workload3 ended with status %#x", status);
 }
