@@ -393,6 +393,11 @@ struct ws_error *ws_tick_live(struct ws_sampler *s)
 	struct ws_error *err = NULL;
 	if (s->live.npending && (err = take_running(s, &longest)))
 		return err;
+	/* The threads run again: the registers their stops gave are stale
+	 * for the reads to come, which would otherwise take a task running
+	 * now for one that does not (its thread "stopped" on another stack)
+	 * and accept its saved context, and a copy of a stack in motion. */
+	ws_target_forget_regs(s->target);
 	uint64_t t2 = ws_now_ns();
 	s->phase_ns[WS_PHASE_STOP] += t2 - t1;
 
