@@ -590,7 +590,8 @@ Test(e2e_live, go_thread_sample_goes_to_its_current_goroutine, .timeout = 120,
 		running += count;
 		/* runtime.goexit; the closure (func1, or gowrap1 from Go
 		 * 1.22), in itself or in what it calls: main.sum_of_sqrt,
-		 * the WaitGroup's Done, the runtime; the leaf. */
+		 * its deferred call's wrapper (func1.1 before Go 1.22) or the
+		 * WaitGroup's Done, the runtime; the leaf. */
 		bool whole = nth_frame(stack, 0, frame, sizeof(frame)) &&
 			     !strcmp(frame, "runtime.goexit") &&
 			     nth_frame(stack, 1, frame, sizeof(frame)) &&
@@ -598,6 +599,7 @@ Test(e2e_live, go_thread_sample_goes_to_its_current_goroutine, .timeout = 120,
 		if (whole && n > 3) {
 			nth_frame(stack, 2, frame, sizeof(frame));
 			whole = !strcmp(frame, "main.sum_of_sqrt") ||
+				!strncmp(frame, "main.spawnComputeTasks.", 23) ||
 				!strncmp(frame, "sync.", 5) ||
 				!strncmp(frame, "runtime.", 8);
 		}
