@@ -158,10 +158,10 @@ void ws_sampler_destroy(struct ws_sampler *s)
 			s->unwinds_reused, s->copies_skipped,
 			ws_unwinder_cfi_stacks(s->unwinder));
 		if (s->live.ticks)
-			fprintf(stderr, "wallspy: live ticks %" PRIu64 ", tasks read %" PRIu64 ", ended while read %" PRIu64 ", read again stopped %" PRIu64 ", stood in for a task switched out %" PRIu64 "\n",
+			fprintf(stderr, "wallspy: live ticks %" PRIu64 ", tasks read %" PRIu64 ", ended while read %" PRIu64 ", read again stopped %" PRIu64 ", stood in for a task switched out %" PRIu64 ", started on a thread sampled already %" PRIu64 "\n",
 				s->live.ticks, s->live.tasks_listed,
 				s->live.tasks_gone, s->live.tasks_held,
-				s->live.stood_in);
+				s->live.stood_in, s->live.ran_twice);
 	}
 	ws_runtime_destroy(s->runtime);
 	ws_unwinder_destroy(s->unwinder);

@@ -29,9 +29,13 @@ struct ws_live {
 	bool *drop, *taken;
 	size_t *retry_index, *pending, *rest, *stand_in_index;
 	pid_t *pending_tids;
+	/* The threads that gave this tick a running sample (take_running):
+	 * a thread runs one task at an instant, so a task found running on
+	 * one of them later in the tick is not sampled twice on it. */
+	pid_t *ran_tids;
 	size_t verdicts_cap, drop_cap, taken_cap, retry_index_cap, pending_cap,
-		pending_tids_cap, rest_cap, stand_in_index_cap;
-	size_t npending, nrest;
+		pending_tids_cap, rest_cap, stand_in_index_cap, ran_tids_cap;
+	size_t npending, nrest, nran;
 	struct ws_task_list retry;
 	/* The tasks that stood in for a running one (take_successor), as
 	 * read while their thread was held, and their indices: the bulk
@@ -40,7 +44,8 @@ struct ws_live {
 	/* running_snaps: the copies of the tasks that run, by task index,
 	 * where taken[index]. */
 	struct ws_snapshot_set retry_snaps, held_snaps, running_snaps;
-	uint64_t ticks, tasks_listed, tasks_gone, tasks_held, stood_in;
+	uint64_t ticks, tasks_listed, tasks_gone, tasks_held, stood_in,
+		ran_twice;
 };
 
 /* Where the pause goes, summed over ticks (reported with

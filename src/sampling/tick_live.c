@@ -38,6 +38,7 @@ void ws_live_deinit(struct ws_live *live)
 	free(live->retry_index);
 	free(live->pending);
 	free(live->pending_tids);
+	free(live->ran_tids);
 	free(live->rest);
 }
 
@@ -53,6 +54,7 @@ static bool live_reserve(struct ws_sampler *s, size_t n)
 		{(void **)&s->live.retry_index, &s->live.retry_index_cap, sizeof(*s->live.retry_index)},
 		{(void **)&s->live.rest, &s->live.rest_cap, sizeof(*s->live.rest)},
 		{(void **)&s->live.stand_in_index, &s->live.stand_in_index_cap, sizeof(*s->live.stand_in_index)},
+		{(void **)&s->live.ran_tids, &s->live.ran_tids_cap, sizeof(*s->live.ran_tids)},
 	};
 	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++)
 		if (!ws_grow(arrays[i].p, arrays[i].cap, n, arrays[i].size))
@@ -155,6 +157,7 @@ static void take_successor(struct live_visit *v, struct ws_thread *th)
 			return;
 		}
 		s->live.taken[j] = true;
+		s->live.ran_tids[s->live.nran++] = th->tid;
 		s->live.stand_in_index[s->live.stand_ins.n - 1] = j;
 		s->live.stood_in++;
 		return;
@@ -193,6 +196,8 @@ static void visit_running(struct ws_thread *th, void *arg)
 							 i, th, t,
 							 s->options.max_stack);
 			s->live.taken[i] = !v->err;
+			if (!v->err)
+				s->live.ran_tids[s->live.nran++] = th->tid;
 		}
 	}
 }
@@ -235,6 +240,15 @@ static void place_running(struct ws_sampler *s)
 }
 
 static const char torn[] = "changed while being read";
+static const char started[] = "started running while being read";
+
+static bool ran_already(const struct ws_sampler *s, pid_t tid)
+{
+	for (size_t k = 0; k < s->live.nran; k++)
+		if (s->live.ran_tids[k] == tid)
+			return true;
+	return false;
+}
 
 /* The tasks that would not hold still (s->live.rest), read and copied with
  * every thread stopped, as a stopped tick does; returns the pause. As many
@@ -281,7 +295,22 @@ static struct ws_error *take_rest_stopped(struct ws_sampler *s,
 			s->live.drop[i] = true;
 			continue;
 		}
-		s->tasks.tasks[i] = s->live.retry.tasks[j];
+		const struct ws_task *now = &s->live.retry.tasks[j];
+		if (now->start == WS_START_THREAD && ran_already(s, now->thread)) {
+			/* It runs now on a thread whose running sample this
+			 * tick has (another task's, earlier): taken as it runs
+			 * now, that thread would count twice, and a task that
+			 * started since the list would weigh as running for
+			 * being picked late (the bias: tasks are taken here
+			 * because they changed). Its stack as listed is lost:
+			 * a failed sample, which keeps its weight. */
+			struct ws_snapshot *snap = &s->snapshots.snaps[i];
+			memset(snap, 0, sizeof(*snap));
+			snap->error = started;
+			s->live.ran_twice++;
+			continue;
+		}
+		s->tasks.tasks[i] = *now;
 		s->snapshots.snaps[i] = s->live.held_snaps.snaps[j];
 	}
 	s->live.tasks_held += s->live.nrest;
@@ -376,6 +405,7 @@ struct ws_error *ws_tick_live(struct ws_sampler *s)
 		return &ws_error_nomem;
 	s->live.npending = 0;
 	s->live.nrest = 0;
+	s->live.nran = 0;
 	memset(s->live.drop, 0, all * sizeof(*s->live.drop));
 	memset(s->live.taken, 0, all * sizeof(*s->live.taken));
 	ws_task_list_clear(&s->live.stand_ins);
@@ -412,7 +442,8 @@ struct ws_error *ws_tick_live(struct ws_sampler *s)
 		return err;
 	size_t nretry = 0;
 	for (size_t i = fresh; i < parked; i++)
-		if (!ws_sampler_reuse(s, &s->tasks.tasks[i],
+		if (!s->live.taken[i] &&   /* stood in: copied already */
+		    !ws_sampler_reuse(s, &s->tasks.tasks[i],
 				      &s->snapshots.snaps[i]))
 			s->live.retry_index[nretry++] = i; /* copy it after all */
 	place_running(s);

@@ -555,7 +555,12 @@ Test(e2e_live, greenrt_twin_stop_all_parks_apart, .timeout = 120,
  * known, 183-223 samples of each such recording here said "no saved
  * context", against 307-339 running; 0 after, and 6 and 17 in an attach
  * beside two busy loops, not explained yet: hence a bound of a tenth of
- * the running samples). */
+ * the running samples). And a thread gives each tick one running sample at
+ * most: Go runs no more goroutines at once than GOMAXPROCS (2, set here),
+ * so the running samples stay within 2 a tick; a goroutine taken late in
+ * the tick because it changed (it started running) on a thread sampled
+ * already is a failed sample (before that, such recordings counted 3.1
+ * running goroutines a tick). */
 Test(e2e_live, go_thread_sample_goes_to_its_current_goroutine, .timeout = 120,
      .fini = e2e_cleanup_adopting)
 {
@@ -565,13 +570,15 @@ Test(e2e_live, go_thread_sample_goes_to_its_current_goroutine, .timeout = 120,
 	const char *out;
 	e2e_become_subreaper();
 	setenv("WALLSPY_DEBUG_PAUSE", "1", 1); /* the stand-in count */
+	setenv("GOMAXPROCS", "2", 1);
 	struct e2e_result res = e2e_record(opts, target, &out, 90000);
+	unsetenv("GOMAXPROCS");
 	unsetenv("WALLSPY_DEBUG_PAUSE");
 	const char *err = res.err;
 	cr_assert(strstr(err, "target exited with status 0"), "stderr: %s", err);
 	char *text = e2e_read_file(out);
 	cr_assert_not_null(text, "no output file");
-	long running = 0, torn = 0, no_context = 0;
+	long running = 0, torn = 0, no_context = 0, all_running = 0;
 	char first_torn[1024] = "";
 	char *save = NULL;
 
@@ -585,6 +592,8 @@ Test(e2e_live, go_thread_sample_goes_to_its_current_goroutine, .timeout = 120,
 		nth_frame(stack, n - 1, frame, sizeof(frame));
 		if (strstr(frame, "no saved context"))
 			no_context += count;
+		if (!strcmp(frame, "[running]"))
+			all_running += count;
 		if (strcmp(frame, "[running]") || !strstr(stack, "main.spawnComputeTasks."))
 			continue;
 		running += count;
@@ -617,6 +626,17 @@ Test(e2e_live, go_thread_sample_goes_to_its_current_goroutine, .timeout = 120,
 	cr_assert_eq(torn, 0, "%ld of %ld running compute samples not whole, e.g. %s",
 		     torn, running, first_torn);
 	cr_assert_gt(stand_ins, 0, "no thread's sample went to its current goroutine");
+	/* A tick late by missed ones carries their weight too. */
+	const char *summary = strstr(err, " s, ");
+	long ticks = summary ? atol(summary + 4) : 0;
+	const char *missed = summary ? strstr(summary, " missed ticks;") : NULL;
+	while (missed && missed > summary && missed[-1] != ' ')
+		missed--;
+	ticks += missed ? atol(missed) : 0;
+	cr_assert_gt(ticks, 0, "no tick count: %s", err);
+	cr_assert_leq(all_running, 2 * ticks, "%ld running samples in %ld ticks "
+		      "(missed ones included) on GOMAXPROCS 2", all_running,
+		      ticks);
 	/* A goroutine that runs has no saved context (gogo clears g.sched.sp):
 	 * a read that says so took it for parked, from registers its thread's
 	 * stop gave earlier in the tick. */
