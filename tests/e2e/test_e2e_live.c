@@ -559,8 +559,8 @@ Test(e2e_live, greenrt_twin_stop_all_parks_apart, .timeout = 120,
  * most: Go runs no more goroutines at once than GOMAXPROCS (2, set here),
  * so the running samples stay within 2 a tick; a goroutine taken late in
  * the tick because it changed (it started running) on a thread sampled
- * already is a failed sample (before that, such recordings counted 3.1
- * running goroutines a tick). */
+ * already is a failed sample (before that, this recording counted 2.9
+ * running goroutines a tick here). */
 Test(e2e_live, go_thread_sample_goes_to_its_current_goroutine, .timeout = 120,
      .fini = e2e_cleanup_adopting)
 {
@@ -627,13 +627,9 @@ Test(e2e_live, go_thread_sample_goes_to_its_current_goroutine, .timeout = 120,
 		     torn, running, first_torn);
 	cr_assert_gt(stand_ins, 0, "no thread's sample went to its current goroutine");
 	/* A tick late by missed ones carries their weight too. */
-	const char *summary = strstr(err, " s, ");
-	long ticks = summary ? atol(summary + 4) : 0;
-	const char *missed = summary ? strstr(summary, " missed ticks;") : NULL;
-	while (missed && missed > summary && missed[-1] != ' ')
-		missed--;
-	ticks += missed ? atol(missed) : 0;
-	cr_assert_gt(ticks, 0, "no tick count: %s", err);
+	struct e2e_summary summary = e2e_parse_summary(err);
+	long ticks = summary.ticks + summary.missed;
+	cr_assert_gt(ticks, 0, "no tick count: %s", summary.line);
 	cr_assert_leq(all_running, 2 * ticks, "%ld running samples in %ld ticks "
 		      "(missed ones included) on GOMAXPROCS 2", all_running,
 		      ticks);
