@@ -559,7 +559,7 @@ Test(e2e_live, greenrt_twin_stop_all_parks_apart, .timeout = 120,
  * most: Go runs no more goroutines at once than GOMAXPROCS (2, set here),
  * so the running samples stay within 2 a tick; a goroutine taken late in
  * the tick because it changed (it started running) on a thread sampled
- * already is a failed sample (before that, this recording counted 2.9
+ * already is a failed sample (before that, this recording counted 2.9-3.1
  * running goroutines a tick here). */
 Test(e2e_live, go_thread_sample_goes_to_its_current_goroutine, .timeout = 120,
      .fini = e2e_cleanup_adopting)
