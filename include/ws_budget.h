@@ -27,6 +27,10 @@ struct ws_budget_options {
  * small and the sampling noise large. */
 enum { WS_BUDGET_MIN_TASKS = 32 };
 
+/* The first ticks of a recording, whose whole cost is start-up's (cold
+ * caches, first reads of the target): not noted (ws_budget_note_tick). */
+enum { WS_BUDGET_SETTLING_TICKS = 10 };
+
 struct ws_budget {
 	struct ws_budget_options options;
 	/* Moving averages (ws_budget_average) of the cost of one task, in
@@ -40,6 +44,18 @@ struct ws_budget {
 	 * stop being collected to its resume (its hold, alone). */
 	double thread_cpu_ns;
 	double thread_hold_ns;
+	/* wallspy's whole CPU per tick (ws_budget_note_tick), smoothed, and
+	 * the part of it that no per-sample estimate accounts for: listing a
+	 * registry, stopping and waking threads, adding to the profile,
+	 * waiting for the next tick. 0 until a tick is noted. */
+	double tick_cpu_ns;
+	double overhead_ns;
+	bool tick_noted;
+	/* What the last limit costed one sample at (ns of --max-cpu), and
+	 * whether the last task limit was the floor (WS_BUDGET_MIN_TASKS)
+	 * because the CPU budget afforded fewer. */
+	double sample_ns;
+	bool at_floor;
 	/* The one generator behind every random subset of a recording. */
 	struct ws_random random;
 };
@@ -64,9 +80,25 @@ void ws_budget_note_unwind(struct ws_budget *budget, uint64_t ns, size_t tasks);
 /* How many tasks the budgets afford this tick (0: no limit); `spent_ns`
  * of the pause is gone already. `live`: tasks are read while the target
  * runs, so there is no pause to budget, but reading them is wallspy's CPU
- * too. Never below WS_BUDGET_MIN_TASKS. */
-size_t ws_budget_task_limit(const struct ws_budget *budget, uint64_t spent_ns,
+ * too. The CPU budget is what is left of max_cpu * interval after a
+ * tick's overhead (overhead_ns). Never below WS_BUDGET_MIN_TASKS. */
+size_t ws_budget_task_limit(struct ws_budget *budget, uint64_t spent_ns,
 			    bool live);
+
+/* Records one tick's whole CPU: wallspy's, from the end of the tick
+ * before to the end of this one (start-up work, such as loading debug
+ * info, left out), which sampled `samples` tasks or threads at the cost
+ * the last limit put on one (sample_ns); the rest is the tick's
+ * overhead. The first tick noted sets both averages. */
+void ws_budget_note_tick(struct ws_budget *budget, uint64_t cpu_ns,
+			 size_t samples);
+
+/* How much longer than an interval the next tick should wait for
+ * wallspy's CPU to stay within --max-cpu, when a tick at the floor of
+ * WS_BUDGET_MIN_TASKS costs more than max_cpu * interval: tick_cpu_ns /
+ * max_cpu - interval, else 0. Not for OS threads, whose limit has no
+ * floor and whose rate is kept (ws_budget_thread_limit). */
+uint64_t ws_budget_rest_ns(const struct ws_budget *budget);
 
 /* Records that a rolling tick took `threads` OS threads for `cpu_ns` of
  * wallspy's CPU, holding them `hold_ns` in all (each from its stop
@@ -75,7 +107,8 @@ void ws_budget_note_threads(struct ws_budget *budget, uint64_t cpu_ns,
 			    uint64_t hold_ns, size_t threads);
 
 /* How many of a process's n OS threads this tick samples. With --max-cpu
- * (0: every thread), a tick affords A = max_cpu * interval / c threads,
+ * (0: every thread), a tick affords A = (max_cpu * interval - overhead_ns)
+ * / c threads,
  * c = thread_cpu_ns + unwind_ns_per_task. A process whose every thread
  * fits (n <= A) is sampled whole, every tick; a bigger one gets
  * floor(A), plus one with probability A - floor(A), so that wallspy's CPU

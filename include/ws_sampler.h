@@ -110,8 +110,13 @@ struct ws_tick {
 	/* How much longer than an interval the next tick should wait for
 	 * this one's work to fit --max-cpu: a registry walked whole
 	 * (ws_runtime_caps.walk_live) costs what its length does, which the
-	 * task limit cannot bound; spacing the ticks does. 0: none. */
+	 * task limit cannot bound; spacing the ticks does; so does a tick
+	 * whose every cost, at the floor of sampled tasks, is over the
+	 * budget. 0: none. */
 	uint64_t rest_ns;
+	/* Why: false, a registry's walk; true, a tick's whole cost at the
+	 * floor of sampled tasks (ws_budget_rest_ns). */
+	bool rest_for_cost;
 };
 
 struct ws_sampler;

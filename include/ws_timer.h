@@ -71,10 +71,12 @@ bool ws_timer_fire(struct ws_timer *timer, uint64_t now_ns,
 		   uint64_t recorded_ticks, bool excused,
 		   struct ws_timer_tick *tick);
 
-/* After a tick whose work asks for `ns` more than an interval of rest
- * (ws_tick.rest_ns: the CPU budget), the next tick comes that many whole
- * intervals later; the skipped grid points are not missed (wallspy chose
- * them) but their time is the next tick's weight all the same. */
+/* After a tick whose work should be followed by `ns` more than an interval
+ * (ws_tick.rest_ns: the CPU budget), the next tick comes that many
+ * intervals later: the whole ones, and one more with a probability of the
+ * fraction left, so that the ticks are spaced by the asked time on
+ * average. The skipped grid points are not missed (wallspy chose them)
+ * but their time is the next tick's weight all the same. */
 void ws_timer_rest(struct ws_timer *timer, uint64_t ns);
 
 #endif

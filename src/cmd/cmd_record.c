@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ws_budget.h"
 #include "ws_clock.h"
 #include "ws_cmd_record.h"
 #include "ws_debugcache.h"
@@ -60,7 +61,13 @@ struct recording {
 	bool ended;		/* the launched command was ended: see end */
 	struct ws_target_end end;
 	uint64_t failed_ticks, failed_ticks_in_row;
-	bool said_rest;         /* the ticks spaced for --max-cpu, said */
+	bool said_rest;         /* the ticks spaced for a walk, said */
+	/* Grid points skipped because a tick's cost at the floor of sampled
+	 * tasks was over --max-cpu (said at the end), and whether the last
+	 * rest asked for was that. */
+	uint64_t cost_rested;
+	bool resting_for_cost;
+	const char *task_noun;
 	/* The last tick's cost, from its firing to its samples added, and
 	 * the part of it spent naming addresses for the first time. */
 	uint64_t last_work_ns, last_cold_ns;
@@ -274,6 +281,9 @@ static struct ws_error *sample_loop(struct recording *r)
 				   &due))
 			return NULL;
 		r->status.missed_ticks += due.missed;
+		if (r->resting_for_cost)
+			r->cost_rested += due.rested;
+		r->resting_for_cost = false;
 		if (due.warn_late) {
 			ws_status_clear(&r->status);
 			fprintf(stderr,
@@ -318,11 +328,16 @@ static struct ws_error *sample_loop(struct recording *r)
 		err = add_tick(r, r->target, tick, &due);
 		if (err)
 			return err;
-		if (tick->rest_ns >= timer.interval_ns) {
-			/* A registry walked whole costs what its length does:
-			 * the ticks are spaced to keep --max-cpu. */
+		if (tick->rest_ns) {
+			/* A registry walked whole costs what its length does,
+			 * and a tick of the fewest tasks may cost more than
+			 * the budget: the ticks are spaced to keep --max-cpu.
+			 * The cost's spacing varies tick to tick: it is said
+			 * at the end, with the rate it came to. */
 			ws_timer_rest(&timer, tick->rest_ns);
-			if (!r->said_rest) {
+			r->resting_for_cost = tick->rest_for_cost;
+			r->task_noun = tick->task_noun;
+			if (!r->said_rest && !tick->rest_for_cost) {
 				r->said_rest = true;
 				ws_status_clear(&r->status);
 				fprintf(stderr,
@@ -335,6 +350,21 @@ static struct ws_error *sample_loop(struct recording *r)
 		r->last_cold_ns = tick->cold_naming_ns;
 		ws_status_draw(&r->status, ws_now_ns());
 	}
+}
+
+/* The ticks spaced for the cost of a tick (ws_tick.rest_for_cost), when
+ * that took more than a twentieth of them: the rate they came to. */
+static void say_cost_rest(const struct recording *r, uint64_t stop_ns)
+{
+	const struct ws_status *st = &r->status;
+	uint64_t grid = st->ticks + st->missed_ticks + r->cost_rested;
+	double seconds = (double)(stop_ns - st->start_ns) / 1e9;
+	if (!r->cost_rested || r->cost_rested * 20 < grid || seconds <= 0)
+		return;
+	fprintf(stderr,
+		"wallspy: a tick cost more than --max-cpu %.4g %% allows at %.4g Hz, even with the fewest %ss sampled (%d): ticks spaced to %.3g Hz on average (a higher --max-cpu samples more often)\n",
+		r->options->max_cpu, r->options->rate, r->task_noun,
+		WS_BUDGET_MIN_TASKS, (double)st->ticks / seconds);
 }
 
 /* How long a command `record` ends has to exit after its signal before
@@ -610,6 +640,7 @@ int ws_cmd_record(const struct ws_options *o)
 		getrusage(RUSAGE_SELF, &ru);
 		double cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
 			     (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+		say_cost_rest(&r, stop_ns);
 		fprintf(stderr,
 			"wallspy: %s; wallspy cpu %.2f s (%.1f us/sample), max rss %ld MB; %s; wrote %s\n",
 			stats, cpu,

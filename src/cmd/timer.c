@@ -78,6 +78,10 @@ bool ws_timer_fire(struct ws_timer *timer, uint64_t now_ns,
 void ws_timer_rest(struct ws_timer *timer, uint64_t ns)
 {
 	uint64_t skip = ns / timer->interval_ns;
+	double left = (double)(ns % timer->interval_ns) /
+		      (double)timer->interval_ns;
+	if (ws_random_unit(&timer->rng) < left)
+		skip++;
 	timer->k += skip;
 	timer->rested += skip;
 }

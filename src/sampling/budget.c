@@ -4,9 +4,12 @@
  */
 #include "ws_budget.h"
 
+#include <string.h>
+
 void ws_budget_init(struct ws_budget *b, const struct ws_budget_options *o,
 		    uint64_t seed)
 {
+	memset(b, 0, sizeof(*b));
 	b->options = *o;
 	b->read_ns_per_task = 2000;
 	b->unwind_ns_per_task = 10000;
@@ -44,8 +47,9 @@ size_t ws_budget_thread_limit(struct ws_budget *b, size_t n)
 	const struct ws_budget_options *o = &b->options;
 	if (!(o->max_cpu > 0) || !o->interval_ns || n == 0)
 		return n;
-	double afford = o->max_cpu * (double)o->interval_ns /
-			(b->thread_cpu_ns + b->unwind_ns_per_task);
+	b->sample_ns = b->thread_cpu_ns + b->unwind_ns_per_task;
+	double left = o->max_cpu * (double)o->interval_ns - b->overhead_ns;
+	double afford = left > 0 ? left / b->sample_ns : 0;
 	if (afford >= (double)n)
 		return n;
 	size_t k = (size_t)afford;
@@ -63,7 +67,7 @@ size_t ws_budget_thread_window(const struct ws_budget *b)
 	return w < 1 ? 1 : (size_t)w;
 }
 
-size_t ws_budget_task_limit(const struct ws_budget *b, uint64_t spent_ns,
+size_t ws_budget_task_limit(struct ws_budget *b, uint64_t spent_ns,
 			    bool live)
 {
 	const struct ws_budget_options *o = &b->options;
@@ -79,13 +83,45 @@ size_t ws_budget_task_limit(const struct ws_budget *b, uint64_t spent_ns,
 		 * before). */
 		double per = b->unwind_ns_per_task +
 			     (live ? b->read_ns_per_task : 0);
-		double cpu = o->max_cpu * (double)o->interval_ns / per;
+		double left = o->max_cpu * (double)o->interval_ns -
+			      b->overhead_ns;
+		double cpu = left > 0 ? left / per : 0;
+		b->sample_ns = per;
+		b->at_floor = cpu < WS_BUDGET_MIN_TASKS;
 		if (n < 0 || cpu < n)
 			n = cpu;
 	}
 	if (n < 0)
 		return 0;
 	return n < WS_BUDGET_MIN_TASKS ? WS_BUDGET_MIN_TASKS : (size_t)n;
+}
+
+void ws_budget_note_tick(struct ws_budget *b, uint64_t cpu_ns, size_t samples)
+{
+	double cpu = (double)cpu_ns;
+	double over = cpu - (double)samples * b->sample_ns;
+	if (over < 0)
+		over = 0;
+	if (!b->tick_noted) {
+		b->tick_noted = true;
+		b->tick_cpu_ns = cpu;
+		b->overhead_ns = over;
+		return;
+	}
+	ws_budget_average(&b->tick_cpu_ns, cpu);
+	ws_budget_average(&b->overhead_ns, over);
+}
+
+uint64_t ws_budget_rest_ns(const struct ws_budget *b)
+{
+	const struct ws_budget_options *o = &b->options;
+	if (!(o->max_cpu > 0) || !o->interval_ns || !b->tick_noted ||
+	    !b->at_floor)
+		return 0;
+	double spaced = b->tick_cpu_ns / o->max_cpu;
+	return spaced > (double)o->interval_ns
+		       ? (uint64_t)(spaced - (double)o->interval_ns)
+		       : 0;
 }
 
 void ws_budget_subsample(struct ws_budget *b, struct ws_task_list *list,

@@ -82,6 +82,9 @@ struct ws_sampler {
 	/* A whole list's walk (space_after_walk, tick_stopped.c): its cost
 	 * smoothed; 0 before the first walk that counts. */
 	double walk_ns;
+	/* wallspy's CPU clock at the end of the last tick (ws_cpu_ns), 0
+	 * before the first: a tick's whole cost runs from there. */
+	uint64_t cpu_mark;
 	/* Threads of the target not traced yet (born since the last scan of
 	 * /proc/PID/task), the last scan and its cost per thread. */
 	size_t untraced;

@@ -1003,12 +1003,15 @@ Test(e2e_green, w2_short_lived_accounting, .timeout = 90,
 Test(e2e_green, w3_compute_share, .timeout = 90, .fini = e2e_cleanup_adopting)
 {
 	const char *opts[] = { NULL };
-	/* ~1 s: with the default CPU budget a tick samples ~40 of the 257
-	 * tasks, so the one channel waiter needs ~100 ticks to show up for
-	 * sure: in 25 ticks it goes unsampled with probability
-	 * (1 - 40/257)^25, about 1.5 %, and a full run of the suite hit it). */
+	/* ~2 s: with the default CPU budget a tick samples 32 of the 258
+	 * tasks, at 35 to 55 Hz (a tick of them costs more than 2 % of a
+	 * core allows at 100 Hz: the ticks are spaced), so the one channel
+	 * waiter needs ~80 ticks to show up for sure: in 25 it goes
+	 * unsampled with probability (1 - 32/258)^25, about 4 %, in 70 about
+	 * 0.01 % (at ~1 s and 40 of 257 a tick, a full run of the suite once
+	 * missed it). */
 	const char *target[] = { e2e_fixture("greenrt/greenrt_w3_compute"), "256",
-				 "2097152", NULL };
+				 "4194304", NULL };
 	double tasks = 0, in_sqrt = 0, channel_waiter = 0;
 
 	struct ss_view v = record_workload(opts, target, NULL);
@@ -1031,6 +1034,49 @@ Test(e2e_green, w3_compute_share, .timeout = 90, .fini = e2e_cleanup_adopting)
 		      "only %.1f %% of task weight under sum_of_sqrt",
 		      100 * in_sqrt / tasks);
 	cr_assert_gt(channel_waiter, 0, "the task parked on the channel is missing");
+}
+
+/*
+ * A tick of the fewest tasks (32 of 258) costs more than --max-cpu 0.5 %
+ * allows at 100 Hz (50 us a tick; it costs a few hundred): the ticks are
+ * spaced, the rate they came to is said once at the end, and each tick's
+ * samples stand for the intervals since the one before, so the profile
+ * still holds 258 tasks for the whole recording (256 compute tasks, the
+ * channel waiter and the root, by the fixture's construction; none ends
+ * within the 3 s).
+ */
+Test(e2e_green, ticks_spaced_by_their_cost, .timeout = 90,
+     .fini = e2e_cleanup_adopting)
+{
+	const char *opts[] = { "-d", "3", "--max-cpu", "0.5", NULL };
+	const char *target[] = { e2e_fixture("greenrt/greenrt_w3_compute"), "256",
+				 "100000000000", NULL };
+	const char *out;
+	double tasks = 0;
+
+	two_workers();
+	e2e_become_subreaper();
+	struct e2e_result res = record(opts, target, &out);
+	struct e2e_summary s = e2e_parse_summary(res.err);
+	const char *note = strstr(res.err, "a tick cost more than --max-cpu 0.5 % allows at 100 Hz");
+	cr_assert(note, "no word of the spacing:\n%s", res.err);
+	cr_assert_not_null(strstr(note, "ticks spaced to"), "%s", res.err);
+	cr_assert_null(strstr(strstr(note, "ticks spaced to") + 1, "ticks spaced to"),
+		       "said twice:\n%s", res.err);
+	cr_assert_null(strstr(res.err, "falling behind"),
+		       "spacing taken for lateness:\n%s", res.err);
+	cr_assert_eq(s.tasks, 258, "%s", s.line);
+	/* 100 Hz would be 300 ticks. */
+	cr_assert(s.ticks >= 5 && s.ticks <= 150, "%s", s.line);
+	struct ss_view v = ss_load(out);
+	SS_FOR_EACH_SAMPLE(&v, profile, sample, w) {
+		if (!is_idle_sample(&v, sample))
+			tasks += w;
+	}
+	/* The ticks cover the recording but its last partial interval. */
+	double expected = 258 * s.seconds;
+	cr_assert(tasks > 0.9 * expected && tasks < 1.02 * expected,
+		  "%.1f task-seconds, %.1f expected: %s", tasks, expected, s.line);
 }
 
 /* --- frames of running tasks --- */

@@ -7,6 +7,7 @@
  * warning, and the end of the recording ends the ticks.
  */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -184,10 +185,10 @@ Test(timer, rest_spaces_ticks_and_keeps_their_weight, .timeout = 10)
 	uint64_t deadline = ws_timer_next(&timer);
 	cr_assert(ws_timer_fire(&timer, deadline, 20, false, &due));
 	cr_assert_float_eq(due.weight, 0.01, 1e-12);
-	/* The tick asks for 4.5 intervals more than one: the next comes 4
-	 * whole intervals later, at grid point 6, on time (not missed), and
-	 * stands for the five intervals since the first. */
-	ws_timer_rest(&timer, 9 * interval / 2);
+	/* The tick asks for 4 intervals more than one: the next comes 4
+	 * intervals later, at grid point 6, on time (not missed), and stands
+	 * for the five intervals since the first. */
+	ws_timer_rest(&timer, 4 * interval);
 	deadline = ws_timer_next(&timer);
 	double offset = ((double)deadline - (double)(START + 6 * interval)) /
 			(double)interval;
@@ -205,12 +206,36 @@ Test(timer, rest_spaces_ticks_and_keeps_their_weight, .timeout = 10)
 	cr_assert_eq(due.rested, 0);
 	cr_assert_float_eq(due.weight, 0.01, 1e-12);
 	cr_assert_float_eq(due.covers_from, 0.06, 1e-12);
-	/* Less than an interval more is no rest at all. */
-	ws_timer_rest(&timer, interval / 2);
-	deadline = ws_timer_next(&timer);
-	cr_assert(ws_timer_fire(&timer, deadline, 20, false, &due));
-	cr_assert_eq(due.rested, 0);
-	cr_assert_float_eq(due.covers_from, 0.07, 1e-12);
+}
+
+/* A rest of a fraction of an interval skips one grid point that often:
+ * 2.3 intervals are 2 or 3, 3 in 30 % of the ticks, so that ticks asking
+ * for it are 3.3 intervals apart on average; each weighs what it skipped. */
+Test(timer, fractional_rest_skips_a_point_that_often, .timeout = 10)
+{
+	struct ws_timer timer;
+	ws_timer_init(&timer, START, 100, 0, 17);
+	const uint64_t interval = 10000000;
+	struct ws_timer_tick due;
+	enum { TICKS = 2000 };
+	long threes = 0;
+	for (int i = 0; i < TICKS; i++) {
+		uint64_t deadline = ws_timer_next(&timer);
+		cr_assert(ws_timer_fire(&timer, deadline, 20, false, &due));
+		if (i > 0) {
+			cr_assert(due.rested == 2 || due.rested == 3,
+				  "rested %" PRIu64, due.rested);
+			cr_assert_eq(due.missed, 0);
+			cr_assert_float_eq(due.weight,
+					   (double)(1 + due.rested) / 100, 1e-12);
+			threes += due.rested == 3;
+		}
+		ws_timer_rest(&timer, 23 * interval / 10);
+	}
+	/* Binomial, n = 1999, p = 0.3: a standard deviation of 1 %. */
+	double share = (double)threes / (TICKS - 1);
+	cr_assert(fabs(share - 0.3) < 0.04, "3 intervals in %.3f of ticks",
+		  share);
 }
 
 Test(timer, rest_past_the_end_is_a_last_tick_up_to_it, .timeout = 10)

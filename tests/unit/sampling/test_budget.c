@@ -134,6 +134,74 @@ Test(budget, threads_beyond_the_budget_average_to_it)
 	cr_assert_float_eq(b.thread_hold_ns, 5000, 1e-9);
 }
 
+Test(budget, tick_overhead_leaves_less_for_samples)
+{
+	/* 50 % of 10 ms is 5 ms a tick; live, a sample costs 12 us at the
+	 * first guesses: 416 tasks. A tick of 100 samples that took 3.2 ms of
+	 * CPU in all spent 3.2 - 1.2 = 2 ms beyond them: the first noted tick
+	 * sets the overhead, and the next limit is (5 - 2) ms / 12 us. */
+	struct ws_budget b = budget(0, 0.5, 10000000);
+	cr_assert_eq(ws_budget_task_limit(&b, 0, true), 416);
+	ws_budget_note_tick(&b, 3200000, 100);
+	cr_assert_float_eq(b.overhead_ns, 2000000, 1e-6);
+	cr_assert_float_eq(b.tick_cpu_ns, 3200000, 1e-6);
+	cr_assert_eq(ws_budget_task_limit(&b, 0, true), 250);
+	/* Within the budget, off the floor: no rest. */
+	cr_assert_eq(ws_budget_rest_ns(&b), 0);
+	/* Later ticks move both averages by a fifth: a tick of 250 samples
+	 * (3 ms) in 4 ms adds 1 ms of overhead. */
+	ws_budget_note_tick(&b, 4000000, 250);
+	cr_assert_float_eq(b.overhead_ns, 0.8 * 2000000 + 0.2 * 1000000, 1e-6);
+	cr_assert_float_eq(b.tick_cpu_ns, 0.8 * 3200000 + 0.2 * 4000000, 1e-6);
+	/* Samples cheaper than their estimate are no negative overhead. */
+	struct ws_budget c = budget(0, 0.5, 10000000);
+	cr_assert_eq(ws_budget_task_limit(&c, 0, false), 500);
+	ws_budget_note_tick(&c, 1000, 100);
+	cr_assert_float_eq(c.overhead_ns, 0, 1e-9);
+}
+
+Test(budget, tick_over_the_budget_at_the_floor_rests)
+{
+	/* 2 % of 10 ms is 200 us. An overhead of 300 us leaves nothing: the
+	 * floor of 32 tasks, and a tick of 32 at 10 us plus 300 us, 620 us,
+	 * asks for 620 / 0.02 = 31 ms between ticks: 21 ms of rest. */
+	struct ws_budget b = budget(0, 0.02, 10000000);
+	cr_assert_eq(ws_budget_task_limit(&b, 0, false), WS_BUDGET_MIN_TASKS);
+	ws_budget_note_tick(&b, 300000 + 32 * 10000, 32);
+	cr_assert_float_eq(b.overhead_ns, 300000, 1e-6);
+	cr_assert_eq(ws_budget_task_limit(&b, 0, false), WS_BUDGET_MIN_TASKS);
+	cr_assert(b.at_floor);
+	cr_assert_eq(ws_budget_rest_ns(&b), 21000000);
+	/* The same tick within a budget of 10 %: 1 ms affords 70 tasks
+	 * after the overhead, off the floor, no rest. */
+	b = budget(0, 0.1, 10000000);
+	cr_assert_eq(ws_budget_task_limit(&b, 0, false), 100);
+	ws_budget_note_tick(&b, 300000 + 32 * 10000, 32);
+	cr_assert_eq(ws_budget_task_limit(&b, 0, false), 70);
+	cr_assert_eq(ws_budget_rest_ns(&b), 0);
+	/* No CPU budget, or no tick noted yet: no rest. */
+	b = budget(1000000, 0, 10000000);
+	ws_budget_note_tick(&b, 50000000, 32);
+	cr_assert_eq(ws_budget_rest_ns(&b), 0);
+	b = budget(0, 0.02, 10000000);
+	cr_assert_eq(ws_budget_task_limit(&b, 0, false), WS_BUDGET_MIN_TASKS);
+	cr_assert_eq(ws_budget_rest_ns(&b), 0);
+}
+
+Test(budget, threads_afford_what_the_overhead_leaves)
+{
+	/* 2 % of 10 ms, 20 us a thread (first guesses): 10 threads; after
+	 * 100 us of a tick's overhead, 5; after more than the budget, one. */
+	struct ws_budget b = budget(1000000, 0.02, 10000000);
+	cr_assert_eq(ws_budget_thread_limit(&b, 1000), 10);
+	ws_budget_note_tick(&b, 100000 + 10 * 20000, 10);
+	cr_assert_float_eq(b.overhead_ns, 100000, 1e-6);
+	cr_assert_eq(ws_budget_thread_limit(&b, 1000), 5);
+	ws_budget_note_tick(&b, 10000000, 5);
+	for (int r = 0; r < 100; r++)
+		cr_assert_eq(ws_budget_thread_limit(&b, 1000), 1);
+}
+
 Test(budget, thread_batches_from_the_hold_of_one)
 {
 	/* 1 ms at the first guess of 5 us a hold: batches of 200; at 90 us,
