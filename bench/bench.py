@@ -330,7 +330,16 @@ def parse_summary(stderr):
     return {"seconds": float(d["seconds"]), "ticks": int(d["ticks"]),
             "tasks": int(d["tasks"]), "samples": int(d["samples"]),
             "pause_median_ms": float(d["median"]), "pause_p99_ms": float(d["p99"]),
-            "pause_max_ms": float(d["max"]), "missed_ticks": int(d["missed"] or 0)}
+            "pause_max_ms": float(d["max"]), "missed_ticks": int(d["missed"] or 0),
+            "wallspy_cpu_s": wallspy_cpu(stderr)}
+
+
+def wallspy_cpu(stderr):
+    """wallspy's own CPU seconds from its summary ("wallspy cpu 0.12 s"), or None."""
+    m = None
+    for m in re.finditer(r"wallspy cpu ([\d.]+) s", stderr):
+        pass
+    return float(m.group(1)) if m else None
 
 
 def wallspy_failed(result, what):
@@ -783,7 +792,14 @@ def slowdown_case(cfg, argv, runtime):
            "pause_median_ms": summarize([x["pause_median_ms"] for x in under]),
            "pause_p99_ms": summarize([x["pause_p99_ms"] for x in under]),
            "missed_ticks": summarize([x["missed_ticks"] for x in under]),
-           "tasks": summarize([x["tasks"] for x in under])}
+           "tasks": summarize([x["tasks"] for x in under]),
+           # wallspy's own CPU over the recording (start-up included), in
+           # % of one core, and the rate its ticks came to (--max-cpu
+           # spaces them when a tick of the fewest tasks costs more).
+           "wallspy_cpu_pct": summarize([100 * x["wallspy_cpu_s"] / x["seconds"]
+                                         for x in under
+                                         if x["wallspy_cpu_s"] is not None and x["seconds"]]),
+           "rate_hz": summarize([x["ticks"] / x["seconds"] for x in under if x["seconds"]])}
     row["slowdown"] = ratio(row["under"]["median"], row["alone"]["median"])
     row["paired_ratio"] = summarize([u["wall_s"] / a["wall_s"] for a, u in zip(alone, under)])
     if all(x["target_s"] for x in alone + under):
@@ -1167,13 +1183,15 @@ def report_markdown(results):
         out.append("\n**4. Target slowdown under `wallspy record -r 100`** (wall time of the "
                    "whole command)\n")
         out.append(table(["workload", "alone", "under wallspy", "slowdown", "paired ratios",
-                          "target's own clock", "pause median ms"],
+                          "target's own clock", "pause median ms", "wallspy CPU % of a core",
+                          "ticks per s"],
                          [[f"{r['workload']} (`{r['command']}`)",
                            r.get("error", fmt_s(r.get("alone"))), fmt_s(r.get("under")),
                            pct(r.get("slowdown")),
                            (f"{pct(r['paired_ratio']['min'])} … {pct(r['paired_ratio']['max'])}"
                             if isinstance(r.get("paired_ratio"), dict) else "–"),
-                           pct(r.get("target_slowdown")), fmt_ms(r.get("pause_median_ms"))]
+                           pct(r.get("target_slowdown")), fmt_ms(r.get("pause_median_ms")),
+                           fmt_ms(r.get("wallspy_cpu_pct"), 1), fmt_ms(r.get("rate_hz"), 0)]
                           for r in rows["4"]]))
     if "5" in rows:
         out.append("\n**5. Profiler cost** (warm CPU per task-sample = extra CPU of a long "
