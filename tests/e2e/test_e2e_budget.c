@@ -91,9 +91,14 @@ Test(e2e_budget, sampled_profile_matches_unsampled, .timeout = 120,
 	 * applies to ticks that stop the target): ~4800 samples per chain
 	 * in 6 s, so 5 % is 4 standard errors of the binomial share. */
 	record(proc.pid, "6", "0.1", "0", true, &sampled);
-	/* 2 % of a core at 100 Hz (200 us a tick) affords about 100 with
-	 * live ticks: ~7500 samples per chain in 3 s. */
-	record(proc.pid, "3", "0", "2", false, &cpu_sampled);
+	/* 5 % of a core at 100 Hz (500 us a tick) affords about 80 with
+	 * live ticks after a tick's own cost: ~6000 samples per chain in
+	 * 3 s, where 5 % is 4 standard errors. (At the default 2 % a tick of the fewest, 32, costs more than
+	 * the budget and the ticks are spaced, to about 50 Hz here: some
+	 * 1,200 samples per chain, where 5 % is 2 standard errors; a CI run
+	 * failed at 5.8 %. Spaced ticks keep the time: e2e_green's
+	 * ticks_spaced_by_their_cost.) */
+	record(proc.pid, "3", "0", "5", false, &cpu_sampled);
 
 	/* Unsampled: every goroutine every tick, a quarter per chain. */
 	for (int c = 0; c < 4; c++) {
@@ -117,7 +122,7 @@ Test(e2e_budget, sampled_profile_matches_unsampled, .timeout = 120,
 		double ac = all.chain[c] / all.seconds;
 		double cc = cpu_sampled.chain[c] / cpu_sampled.seconds;
 		cr_expect(fabs(cc - ac) <= 0.05 * ac,
-			  "--max-cpu 2: chain %s: %.0f goroutines per second vs %.0f unsampled",
+			  "--max-cpu 5: chain %s: %.0f goroutines per second vs %.0f unsampled",
 			  chain_leaf[c], cc, ac);
 	}
 }

@@ -556,11 +556,15 @@ Test(e2e_live, greenrt_twin_stop_all_parks_apart, .timeout = 120,
  * context", against 307-339 running; 0 after, and 6 and 17 in an attach
  * beside two busy loops, not explained yet: hence a bound of a tenth of
  * the running samples). And a thread gives each tick one running sample at
- * most: Go runs no more goroutines at once than GOMAXPROCS (2, set here),
- * so the running samples stay within 2 a tick; a goroutine taken late in
- * the tick because it changed (it started running) on a thread sampled
- * already is a failed sample (before that, this recording counted 2.9-3.1
- * running goroutines a tick here). */
+ * most: Go runs goroutines on no more Ps at once than GOMAXPROCS (2, set
+ * here), so the running samples stay near 2 a tick; a goroutine taken
+ * late in the tick because it changed (it started running) on a thread
+ * sampled already is a failed sample (before that, this recording counted
+ * 2.9-3.1 running goroutines a tick here). The bound is 2.5 a tick, not 2:
+ * with the fix, recordings counted 2.000 to 2.006 a tick (474 in 237, 491
+ * in 245, 315 in 157, 329 in 164), over 2 in three of the four (perhaps
+ * a thread without a P holding a running goroutine for a moment, as in
+ * exitsyscall; not traced to the samples). */
 Test(e2e_live, go_thread_sample_goes_to_its_current_goroutine, .timeout = 120,
      .fini = e2e_cleanup_adopting)
 {
@@ -630,7 +634,7 @@ Test(e2e_live, go_thread_sample_goes_to_its_current_goroutine, .timeout = 120,
 	struct e2e_summary summary = e2e_parse_summary(err);
 	long ticks = summary.ticks + summary.missed;
 	cr_assert_gt(ticks, 0, "no tick count: %s", summary.line);
-	cr_assert_leq(all_running, 2 * ticks, "%ld running samples in %ld ticks "
+	cr_assert_leq(2 * all_running, 5 * ticks, "%ld running samples in %ld ticks "
 		      "(missed ones included) on GOMAXPROCS 2", all_running,
 		      ticks);
 	/* A goroutine that runs has no saved context (gogo clears g.sched.sp):
