@@ -725,11 +725,11 @@ static bool subsampled(const struct ws_sampler *s)
  * the per-sample estimates saw 2 %). The first ticks (start-up: cold
  * caches, first reads; counted, the second tick's 2 ms spaced a 0.5 %
  * budget's ticks 0.4 s apart for seconds) and the time spent loading
- * debug info are left out. OS threads are not spaced:
- * their rate is kept (ws_budget_rest_ns); nor is a process of no more
- * tasks than the floor, which every tick samples whole (the floor's
- * promise; greenrt_parked, 9 tasks and two threads stopped a tick, costs
- * about 0.35 ms a tick: spaced, it came to 50 Hz). */
+ * debug info are left out. OS threads are not spaced: their rate is kept
+ * (ws_budget_rest_ns); nor is a process of no more tasks than the floor,
+ * which every tick samples whole (the floor's promise; greenrt_parked, 9
+ * tasks and two threads stopped a tick, costs about 0.35 ms a tick:
+ * spaced, it came to 50 Hz). */
 static void note_tick_cpu(struct ws_sampler *s)
 {
 	struct ws_tick *tick = &s->tick;
