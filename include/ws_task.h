@@ -128,11 +128,14 @@ bool ws_task_same_context(const struct ws_task *a, const struct ws_task *b);
 enum ws_reread {
 	WS_REREAD_SAME,            /* unchanged: the copy stands */
 	WS_REREAD_CHANGED,         /* changed: tasks[i] holds the new read */
-	WS_REREAD_GONE,            /* no longer a task (finished, freed) */
+	WS_REREAD_GONE,            /* no longer this task (finished, freed,
+				    * reused); tasks[i] as listed */
 };
 
 /* For reread: compares `fresh`, the second read of *task, with it; when
- * they differ, *task becomes `fresh` (keeping its scale and slot). */
+ * they differ, *task becomes `fresh` (keeping its scale and slot), unless
+ * fresh is another task (its id differs: the record was reused), which
+ * is WS_REREAD_GONE with *task untouched. */
 enum ws_reread ws_task_reread(struct ws_task *task, const struct ws_task *fresh);
 
 /* Where a task that its runtime says is on a CPU starts. */

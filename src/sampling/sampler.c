@@ -554,12 +554,8 @@ static struct ws_error *unwind_all(struct ws_sampler *s)
 							true);
 		const char *stop_reason = NULL;
 		size_t npcs = 0;
-		/* Never ran: nothing to unwind, and no failure either. An
-		 * idle worker is no task. */
-		tt->not_started = tt->task->state != WS_STATE_IDLE &&
-				  (tt->task->pc_exact ||
-				   (tt->task->start == WS_START_NONE &&
-				    !tt->task->error));
+		/* Never ran: nothing to unwind, and no failure either. */
+		tt->not_started = ws_sampler_not_started(tt->task);
 		if (tt->not_started) {
 			if ((err = synthetic_stack(s, tt->task, &nframes)))
 				return err;

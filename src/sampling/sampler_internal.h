@@ -134,6 +134,30 @@ static inline void ws_sampler_set_pc_exact(const struct ws_sampler *s,
 		       (t->entry_pc && pc == t->entry_pc));
 }
 
+/* Whether task t has never run (nothing to unwind: its sample is its entry
+ * and "[not started]"). An idle worker is no task. */
+static inline bool ws_sampler_not_started(const struct ws_task *t)
+{
+	return t->state != WS_STATE_IDLE &&
+	       (t->pc_exact || (t->start == WS_START_NONE && !t->error));
+}
+
+/* Task t, listed this tick, ended (or its record was reused by another
+ * task) before it could be read again. It was a task at the instant of
+ * the list, which is what the tick samples, so it keeps its sample and
+ * weight: as listed when it had not started (that is its whole sample),
+ * else a failed one. Dropping it instead would leave out every task that
+ * lives less than a tick takes to read, whatever share of the time such
+ * tasks fill. */
+static inline void ws_sampler_keep_ended(struct ws_task *t)
+{
+	if (ws_sampler_not_started(t))
+		return;
+	t->start = WS_START_NONE;
+	t->thread = 0;
+	t->error = "ended while being read";
+}
+
 /* Whether task t (listed, parked) need not be copied this tick: the cache
  * holds the unwind of a sample with its wide version and saved context. */
 bool ws_sampler_can_reuse(struct ws_sampler *s, const struct ws_task *t);

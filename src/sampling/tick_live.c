@@ -76,9 +76,25 @@ static struct ws_error *gather(struct ws_sampler *s, const size_t *index,
 	return NULL;
 }
 
+/* Task i ended while the tick read it: kept as ws_sampler_keep_ended
+ * says. Once the tick's copies are taken (copied: true), its copy (of a
+ * stack in motion, or of another task's) is discarded. */
+static void keep_ended(struct ws_sampler *s, size_t i, bool copied)
+{
+	struct ws_task *t = &s->tasks.tasks[i];
+	ws_sampler_keep_ended(t);
+	if (copied) {
+		struct ws_snapshot *snap = &s->snapshots.snaps[i];
+		memset(snap, 0, sizeof(*snap));
+		snap->error = t->error;
+	}
+	s->live.tasks_gone++;
+}
+
 /* Tasks that changed while their stacks were copied get one more try
  * (read, copy, read again) on their own, a window of microseconds. One
- * that ended is dropped; one that changed again joins s->live.rest. */
+ * that ended is kept (keep_ended); one that changed again joins
+ * s->live.rest. */
 static struct ws_error *retry_changed(struct ws_sampler *s, size_t nretry)
 {
 	struct ws_error *err = gather(s, s->live.retry_index, nretry);
@@ -96,7 +112,7 @@ static struct ws_error *retry_changed(struct ws_sampler *s, size_t nretry)
 	for (size_t j = 0; j < nretry; j++) {
 		size_t i = s->live.retry_index[j];
 		if (verdicts[j] == WS_REREAD_GONE)
-			s->live.drop[i] = true;
+			keep_ended(s, i, true);
 		else if (verdicts[j] == WS_REREAD_CHANGED ||
 			 s->live.retry_snaps.snaps[j].guard_failed)
 			s->live.rest[s->live.nrest++] = i;
@@ -121,14 +137,14 @@ struct live_visit {
  * parked tasks' bulk reread is done: by then it may have switched out
  * again, and that read would pair a parked record with this running
  * copy. */
-static void take_successor(struct live_visit *v, struct ws_thread *th)
+static bool take_successor(struct live_visit *v, struct ws_thread *th)
 {
 	struct ws_sampler *s = v->sampler;
 	struct ws_runtime *rt = s->runtime;
 	uint64_t address = rt->ops->thread_current
 		? rt->ops->thread_current(rt, th->tid) : 0;
 	if (!address)
-		return;
+		return false;
 	for (size_t j = 0; j < s->tasks.n; j++) {
 		const struct ws_task *listed = &s->tasks.tasks[j];
 		if (listed->address != address || s->live.taken[j] ||
@@ -137,7 +153,7 @@ static void take_successor(struct live_visit *v, struct ws_thread *th)
 		struct ws_task *t = ws_task_list_add(&s->live.stand_ins);
 		if (!t) {
 			v->err = &ws_error_nomem;
-			return;
+			return false;
 		}
 		*t = *listed;
 		enum ws_reread verdict;
@@ -147,21 +163,22 @@ static void take_successor(struct live_visit *v, struct ws_thread *th)
 		if (v->err || verdict == WS_REREAD_GONE ||
 		    t->start != WS_START_THREAD || t->thread != th->tid) {
 			s->live.stand_ins.n--;
-			return;
+			return false;
 		}
 		ws_sampler_set_pc_exact(s, t);
 		v->err = ws_snapshot_take_thread(&s->live.running_snaps, j, th,
 						 t, s->options.max_stack);
 		if (v->err) {
 			s->live.stand_ins.n--;
-			return;
+			return false;
 		}
 		s->live.taken[j] = true;
 		s->live.ran_tids[s->live.nran++] = th->tid;
 		s->live.stand_in_index[s->live.stand_ins.n - 1] = j;
 		s->live.stood_in++;
-		return;
+		return true;
 	}
+	return false;
 }
 
 /* A thread that runs a task, stopped: read the task again now that the
@@ -185,8 +202,12 @@ static void visit_running(struct ws_thread *th, void *arg)
 		if (v->err)
 			return;
 		if (verdict == WS_REREAD_GONE) {
-			s->live.drop[i] = true;
-			take_successor(v, th);
+			/* The task that stands in carries the thread's time;
+			 * without one, the ended task keeps it. */
+			if (take_successor(v, th))
+				s->live.drop[i] = true;
+			else if (!v->err)
+				keep_ended(s, i, false); /* copied later */
 		} else if (t->thread != th->tid) {
 			s->live.rest[s->live.nrest++] = i; /* switched out meanwhile */
 			take_successor(v, th);
@@ -292,7 +313,7 @@ static struct ws_error *take_rest_stopped(struct ws_sampler *s,
 	for (size_t j = 0; j < s->live.nrest; j++) {
 		size_t i = s->live.rest[j];
 		if (verdicts[j] == WS_REREAD_GONE) {
-			s->live.drop[i] = true;
+			keep_ended(s, i, true);
 			continue;
 		}
 		const struct ws_task *now = &s->live.retry.tasks[j];
@@ -317,8 +338,8 @@ static struct ws_error *take_rest_stopped(struct ws_sampler *s,
 	return NULL;
 }
 
-/* Removes the tasks that ended while the tick read them: they are gone at
- * the instant their sample stands for. */
+/* Removes the tasks that ended while the tick read them and whose thread's
+ * time another task, standing in, carries. */
 static void drop_gone(struct ws_sampler *s)
 {
 	size_t n = s->tasks.n, kept = 0;
@@ -377,9 +398,10 @@ bool ws_tick_list_running(struct ws_sampler *s, bool live,
  * torn; it is never recorded. Such a task is tried once more
  * on its own; if it changed again, it is taken with every thread stopped
  * (a short stopped tick for the few that will not hold still). A task that
- * ended meanwhile is dropped. The threads that run a task are stopped one
- * at a time, each just long enough to read its registers and copy its
- * stack. The pause reported is the longest any thread was held. */
+ * ended meanwhile keeps its sample (keep_ended). The threads that run a
+ * task are stopped one at a time, each just long enough to read its
+ * registers and copy its stack. The pause reported is the longest any
+ * thread was held. */
 struct ws_error *ws_tick_live(struct ws_sampler *s)
 {
 	struct ws_tick *tick = &s->tick;
@@ -453,7 +475,7 @@ struct ws_error *ws_tick_live(struct ws_sampler *s)
 		if (s->live.taken[i])
 			continue; /* stood in for a task that ended */
 		if (s->live.verdicts[i] == WS_REREAD_GONE) {
-			s->live.drop[i] = true;
+			keep_ended(s, i, true);
 		} else if (s->live.verdicts[i] == WS_REREAD_CHANGED &&
 			   t->start == WS_START_THREAD) {
 			/* Runs now: a live copy would need its thread's

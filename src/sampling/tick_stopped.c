@@ -85,8 +85,8 @@ struct ws_error *ws_tick_stopped(struct ws_sampler *s)
 }
 
 /* With every thread stopped: reads the tasks a live walk kept again,
- * each decoded anew where it changed and dropped where it is no longer a
- * task, and copies their stacks. */
+ * each decoded anew where it changed and kept as ws_sampler_keep_ended
+ * says where it is no longer a task, and copies their stacks. */
 static struct ws_error *reread_stopped(struct ws_sampler *s)
 {
 	struct ws_runtime *rt = s->runtime;
@@ -100,16 +100,14 @@ static struct ws_error *reread_stopped(struct ws_sampler *s)
 					       s->live.verdicts);
 	if (err)
 		return err;
-	size_t kept = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (s->live.verdicts[i] == WS_REREAD_GONE)
-			continue;
-		s->tasks.tasks[kept] = s->tasks.tasks[i];
-		ws_sampler_set_pc_exact(s, &s->tasks.tasks[kept]);
-		kept++;
+		struct ws_task *t = &s->tasks.tasks[i];
+		ws_sampler_set_pc_exact(s, t);
+		if (s->live.verdicts[i] == WS_REREAD_GONE) {
+			ws_sampler_keep_ended(t);
+			s->live.tasks_gone++;
+		}
 	}
-	s->live.tasks_gone += n - kept;
-	s->tasks.n = kept;
 	return ws_sampler_take_snapshots(s);
 }
 
