@@ -567,3 +567,50 @@ Test(runtime_descriptor, root_behind_null_or_wild_pointer, OPTS)
 	cr_assert(count_id(101) == 1 && count_id(103) == 1);
 	ws_runtime_destroy(rt);
 }
+
+/* The second read of an array's tasks (descriptor_reread): the slots are
+ * read again, and a task whose slot points
+ * elsewhere by then, or whose record holds another task (a new id), is
+ * gone; one whose state moved is changed; the others are the same. */
+Test(runtime_descriptor, reread_checks_slots_and_ids, OPTS)
+{
+	for (int i = 0; i < 8; i++)
+		fr.table[i] = i < 6 ? &fr.tasks[i] : NULL;
+	fr.table_len = 6;
+	struct ws_runtime *rt = create(descriptor(
+		"{\"global\": \"fr.table\", \"count\": \"fr.table_len\","
+		" \"layout\": \"pointer-array\"}", NULL));
+	struct ws_error *err = tick(rt, true);
+	cr_assert_null(err, "%s", err ? err->message : "");
+	cr_assert_eq(list.n, 6);
+	enum ws_reread verdicts[6];
+	struct ws_read_context context = { .live = true };
+	for (size_t i = 0; i < list.n; i++)
+		cr_assert_neq(list.tasks[i].slot, 0, "task %zu has no slot", i);
+
+	err = rt->ops->reread(rt, &target, &context, list.tasks, list.n,
+			      verdicts);
+	cr_assert_null(err, "%s", err ? err->message : "");
+	for (size_t i = 0; i < list.n; i++)
+		cr_assert_eq(verdicts[i], WS_REREAD_SAME, "task %zu", i);
+
+	fr.table[1] = &fr.tasks[7];   /* its slot moved on */
+	fr.tasks[2].id = 900;         /* its record reused */
+	fr.tasks[3].state = 2;        /* it waits now */
+	err = rt->ops->reread(rt, &target, &context, list.tasks, list.n,
+			      verdicts);
+	cr_assert_null(err, "%s", err ? err->message : "");
+	for (size_t i = 0; i < list.n; i++) {
+		/* A gone task's record stays as listed: still its id. */
+		uint64_t k = list.tasks[i].id - 100;
+		cr_assert_lt(k, 6, "task %zu's record became another's", i);
+		enum ws_reread want = k == 1 || k == 2 ? WS_REREAD_GONE
+				    : k == 3 ? WS_REREAD_CHANGED
+					     : WS_REREAD_SAME;
+		cr_assert_eq(verdicts[i], want, "task %" PRIu64 ": %d", k,
+			     verdicts[i]);
+		if (k == 3)
+			cr_assert_eq(list.tasks[i].state, WS_STATE_WAITING);
+	}
+	ws_runtime_destroy(rt);
+}
