@@ -358,6 +358,35 @@ static void decode_stack(struct state *s, uint64_t address, const uint8_t *tb,
 	}
 }
 
+/* Whether task's thread (its live registers chosen) is caught switching
+ * into it: the switch has loaded the task's saved stack pointer (or pushed
+ * the saved pc there, 8 bytes below) but not yet jumped to its saved pc.
+ * There the word at the stack pointer is no return address (glibc's
+ * swapcontext: between `mov oRSP, %rsp` and its `ret`), so the live
+ * registers do not unwind, while the saved context is exactly where the
+ * task is about to resume. An instant after the jump, a call the task makes
+ * at once looks the same, and the saved context then misses that one new
+ * frame. *saved: the task's saved registers, once read. */
+static bool switching_in(struct state *s, struct ws_target *target,
+			 uint64_t address, const uint8_t *tb,
+			 const struct ws_task *task, struct ws_regs *saved)
+{
+	const struct ws_thread *th = ws_target_find_thread(target, task->thread);
+	if (!th || !th->regs_valid)
+		return false;
+	struct ws_task copy = *task;
+	copy.regs = (struct ws_regs){0};
+	if (!saved_registers(s, address, tb, &copy))
+		return false;
+	const uint32_t need = (1u << WS_REG_RSP) | (1u << WS_REG_RIP);
+	if ((copy.regs.valid & need) != need)
+		return false;
+	uint64_t sp = copy.regs.value[WS_REG_RSP];
+	*saved = copy.regs;
+	return th->regs.rip != copy.regs.value[WS_REG_RIP] &&
+	       (th->regs.rsp == sp || th->regs.rsp == sp - 8);
+}
+
 /* Fills `task` (zeroed) from the copy of its struct; false when the struct
  * holds no task (done, or no readable state). */
 bool desc_task_listed(struct state *s, uint64_t address, const uint8_t *tb,
@@ -433,6 +462,15 @@ static bool decode_task(struct state *s, struct ws_target *target,
 	}
 	if (candidate && !not_started) {
 		enum ws_on_cpu where = on_cpu(s, task, target, tid, context->live);
+		struct ws_regs saved;
+		if (where == WS_ON_CPU_LIVE &&
+		    switching_in(s, target, address, tb, task, &saved)) {
+			task->start = WS_START_SAVED;
+			task->regs = saved;
+			if (d->version >= 2 && task->state != WS_STATE_SYSCALL)
+				task->state = WS_STATE_RUNNING;
+			return true;
+		}
 		if (where != WS_ON_CPU_SAVED) {
 			/* Format 2: on its CPU is running (Pth has no such
 			 * state; its current task is "ready"). */

@@ -11,6 +11,7 @@
  * measured, so the tests of this binary run one at a time.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <sched.h>
 #include <signal.h>
@@ -1164,4 +1165,94 @@ Test(e2e_green, running_task_frames_are_code, .timeout = 60, .fini = e2e_cleanup
 	cr_expect_gt(in_clock_gettime, 0, "no dump caught the root task in "
 		     "clock_gettime: the vDSO path was not exercised");
 	cr_assert(e2e_running_not_stopped(proc.pid, 3, 50));
+}
+
+/*
+ * A running task whose worker is caught switching into it: swapcontext has
+ * loaded the task's saved stack pointer but not yet jumped to its saved pc,
+ * so the word at the stack pointer is no return address, and the live
+ * registers do not unwind (CI once saw "unwind failed: a return address
+ * outside code;__swapcontext;[running]" in w3_compute_share). gdb stops
+ * greenrt_w3_compute's worker right there (greenrt_stop_switching_in.py:
+ * a breakpoint on swapcontext taken when it switches into a task that ran
+ * before, stepped until the stack pointer is the task's saved one, that
+ * thread resumed with SIGSTOP, gdb detached from the group stop), and
+ * wallspy dumps the stopped process: the task is running on that thread,
+ * and its stack, from its saved context, is whole: sum_of_sqrt under
+ * greenrt_task_main, as the fixture builds every compute task.
+ */
+Test(e2e_green, running_task_caught_switching_in, .timeout = 120,
+     .fini = e2e_cleanup_adopting)
+{
+	if (access("/usr/bin/gdb", X_OK) != 0)
+		cr_skip_test("no gdb (tools/setup-deps installs it)");
+	const char *done = e2e_path(e2e_tmpdir(), "done");
+	char script[512], line[256], in[64] = "";
+	snprintf(script, sizeof(script),
+		 "%s/tests/e2e/greenrt_stop_switching_in.py", WS_SOURCE_DIR);
+	e2e_become_subreaper();
+	cr_assert_eq(setenv("WALLSPY_TEST_DONE", done, 1), 0);
+	char *argv[] = { "/usr/bin/gdb", "-q", "-batch", "-nx",
+			 "-ex", "set pagination off", "-ex", "set confirm off",
+			 "-ex", "set scheduler-locking step",
+			 "-x", script, "--args",
+			 (char *)e2e_fixture("greenrt/greenrt_w3_compute"), "16",
+			 "100000000000", NULL };
+	struct e2e_proc gdb = e2e_spawn(argv, &(struct e2e_spawn_opts){
+		.pipe_stdout = true });
+	cr_assert(e2e_wait_line_prefix(gdb.out_fd, "WALLSPY-TEST ", line,
+				       sizeof(line), 60000),
+		  "gdb never stopped a worker switching into a task");
+	int pid = 0, tid = 0;
+	long id = -1;
+	unsigned long long word = 0;
+	cr_assert_eq(sscanf(line, "WALLSPY-TEST pid=%d tid=%d id=%ld word=%llx "
+			    "in=%63s", &pid, &tid, &id, &word, in),
+		     5, "gdb said: %s", line);
+	cr_log_info("%s", line);
+	cr_assert(strstr(in, "swapcontext"),
+		  "the worker is not in swapcontext with the task's stack "
+		  "pointer: %s", line);
+	bool stopped = false;
+	for (int i = 0; i < 100 && !stopped; i++) {
+		stopped = e2e_proc_state(pid, pid) == 'T';
+		if (!stopped)
+			e2e_sleep_ms(50);
+	}
+	cr_assert(stopped, "program %d not stopped after gdb detached (state %c)",
+		  pid, e2e_proc_state(pid, pid));
+
+	const char *opts[] = { "--runtime", WS_SOURCE_DIR
+			       "/fixtures/greenrt/greenrt.wallspy.json", NULL };
+	cJSON *root = e2e_dump_json(pid, opts);
+	const cJSON *task = NULL, *t;
+	cJSON_ArrayForEach(t, cJSON_GetObjectItem(root, "tasks"))
+		if ((long)cJSON_GetObjectItem(t, "id")->valuedouble == id)
+			task = t;
+	cr_assert_not_null(task, "task %ld not in the dump", id);
+	const cJSON *frames = cJSON_GetObjectItem(task, "frames");
+	const char *text = dump_frames_text(frames);
+	cr_log_info("task %ld [%s]: %s", id, str_of(task, "state"), text);
+	cr_expect_str_eq(str_of(task, "state"), "running");
+	const cJSON *thread = cJSON_GetObjectItem(task, "thread");
+	cr_expect(e2e_json_is_integer(thread) && (int)thread->valuedouble == tid,
+		  "task %ld not on thread %d", id, tid);
+	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(task, "error")),
+		  "task %ld failed: %s", id, str_of(task, "error"));
+	int n = cJSON_GetArraySize(frames);
+	const char *outermost = n ? str_of(cJSON_GetArrayItem(frames, n - 1),
+					   "function") : NULL;
+	cr_expect(outermost && strcmp(outermost, ROOT_FUNCTION) == 0,
+		  "task %ld's stack does not end at " ROOT_FUNCTION ": %s", id,
+		  text);
+	bool in_sqrt = false;
+	for (int i = 0; i < n; i++) {
+		const char *fn = str_of(cJSON_GetArrayItem(frames, i), "function");
+		in_sqrt |= fn && strcmp(fn, "sum_of_sqrt") == 0;
+	}
+	cr_expect(in_sqrt, "task %ld is not in sum_of_sqrt: %s", id, text);
+	kill(pid, SIGKILL);
+	close(open(done, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+	int status;
+	e2e_wait_timeout(gdb.pid, 10000, &status);
 }
