@@ -132,11 +132,8 @@ Test(e2e_descriptor, record_rejects_and_cleans_up, .timeout = 60,
 	 * kills it; the kill may land just after wallspy's exit): still
 	 * alive, not a zombie, a second later, it was left behind. */
 	for (int i = 0; i < norphans && i < 8; i++) {
-		for (int wait = 0; wait < 100 && e2e_proc_state(orphans[i], 0) != 'Z';
-		     wait++)
-			e2e_sleep_ms(10);
-		cr_assert_eq(e2e_proc_state(orphans[i], 0), 'Z',
-			     "the launched target %d outlived wallspy (state %c)",
-			     orphans[i], e2e_proc_state(orphans[i], 0));
+		cr_assert(e2e_wait_proc_state(orphans[i], 'Z', 1000),
+			  "the launched target %d outlived wallspy (state %c)",
+			  orphans[i], e2e_proc_state(orphans[i], 0));
 	}
 }

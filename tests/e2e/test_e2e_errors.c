@@ -311,10 +311,8 @@ static void check_attach_refused(pid_t pid, int code, const char *cause)
 /* Waits until /proc shows pid's leader in state `state`. */
 static void wait_state(pid_t pid, char state)
 {
-	for (int i = 0; i < 500 && e2e_proc_state(pid, 0) != state; i++)
-		e2e_sleep_ms(10);
-	cr_assert_eq(e2e_proc_state(pid, 0), state, "state %c",
-		     e2e_proc_state(pid, 0));
+	cr_assert(e2e_wait_proc_state(pid, state, 5000), "state %c, not %c",
+		  e2e_proc_state(pid, 0), state);
 }
 
 /* A zombie (a child of ours that exited, not reaped yet) has no process

@@ -1141,14 +1141,9 @@ static void check_running_in_g0_vdso(const char *release)
 	cr_assert(vdso_sp && (vdso_sp < lo || vdso_sp >= hi),
 		  "m.vdsoSP %#llx is on goroutine %ld's stack [%#llx, %#llx): "
 		  "not the case under test", vdso_sp, goid, lo, hi);
-	bool stopped = false;
-	for (int i = 0; i < 100 && !stopped; i++) {
-		stopped = e2e_proc_state(pid, pid) == 'T';
-		if (!stopped)
-			e2e_sleep_ms(50);
-	}
-	cr_assert(stopped, "program %d not stopped after gdb detached (state %c)",
-		  pid, e2e_proc_state(pid, pid));
+	cr_assert(e2e_wait_proc_state(pid, 'T', 5000),
+		  "program %d not stopped after gdb detached (state %c)", pid,
+		  e2e_proc_state(pid, pid));
 
 	cJSON *root = dump_json(pid, "--system-tasks", NULL);
 	struct go_dump dump = go_dump_load(root);

@@ -1213,14 +1213,9 @@ Test(e2e_green, running_task_caught_switching_in, .timeout = 120,
 	cr_assert(strstr(in, "swapcontext"),
 		  "the worker is not in swapcontext with the task's stack "
 		  "pointer: %s", line);
-	bool stopped = false;
-	for (int i = 0; i < 100 && !stopped; i++) {
-		stopped = e2e_proc_state(pid, pid) == 'T';
-		if (!stopped)
-			e2e_sleep_ms(50);
-	}
-	cr_assert(stopped, "program %d not stopped after gdb detached (state %c)",
-		  pid, e2e_proc_state(pid, pid));
+	cr_assert(e2e_wait_proc_state(pid, 'T', 5000),
+		  "program %d not stopped after gdb detached (state %c)", pid,
+		  e2e_proc_state(pid, pid));
 
 	const char *opts[] = { "--runtime", WS_SOURCE_DIR
 			       "/fixtures/greenrt/greenrt.wallspy.json", NULL };

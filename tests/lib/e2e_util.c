@@ -460,6 +460,16 @@ char e2e_proc_state(pid_t pid, pid_t tid)
 		       ? fields[0][0] : 0;
 }
 
+bool e2e_wait_proc_state(pid_t pid, char state, int timeout_ms)
+{
+	for (int waited = 0; e2e_proc_state(pid, 0) != state; waited += 10) {
+		if (waited >= timeout_ms)
+			return false;
+		e2e_sleep_ms(10);
+	}
+	return true;
+}
+
 double e2e_cpu_seconds(pid_t pid, pid_t tid)
 {
 	char buf[1024], *fields[16];

@@ -143,6 +143,10 @@ int e2e_exit_code(const struct e2e_result *res);
  * 'R', 'S', 'T', 't', 'Z', ...; 0 when it cannot be read. */
 char e2e_proc_state(pid_t pid, pid_t tid);
 
+/* Waits up to timeout_ms until pid's leader is in state `state` (polling
+ * every 10 ms); returns whether it got there. */
+bool e2e_wait_proc_state(pid_t pid, char state, int timeout_ms);
+
 /* True when pid and all its threads are neither stopped ('T') nor
  * trace-stopped ('t'), checked `checks` times spaced by interval_ms. */
 bool e2e_running_not_stopped(pid_t pid, int checks, int interval_ms);
