@@ -135,7 +135,8 @@ enum ws_reread {
 /* For reread: compares `fresh`, the second read of *task, with it; when
  * they differ, *task becomes `fresh` (keeping its scale and slot), unless
  * fresh is another task (its id differs: the record was reused), which
- * is WS_REREAD_GONE with *task untouched. */
+ * is WS_REREAD_GONE with *task untouched. A task of id 0 takes whatever
+ * task its record holds now. */
 enum ws_reread ws_task_reread(struct ws_task *task, const struct ws_task *fresh);
 
 /* Where a task that its runtime says is on a CPU starts. */

@@ -73,7 +73,7 @@ enum ws_reread ws_task_reread(struct ws_task *task, const struct ws_task *fresh)
 		return WS_REREAD_SAME;
 	/* Its record holds another task now (a freed one, reused): the
 	 * task listed is gone, and the new one was not there at the list. */
-	if (fresh->id != task->id)
+	if (task->id && fresh->id != task->id)
 		return WS_REREAD_GONE;
 	double scale = task->scale;
 	uint64_t slot = task->slot;

@@ -156,6 +156,10 @@ static bool take_successor(struct live_visit *v, struct ws_thread *th)
 			return false;
 		}
 		*t = *listed;
+		/* Whatever task the record holds now, even one the record
+		 * was reused for since the list: it runs on th, and carries
+		 * th's time. */
+		t->id = 0;
 		enum ws_reread verdict;
 		struct ws_read_context context = ws_sampler_context(s, true, 0);
 		v->err = rt->ops->reread(rt, s->target, &context, t, 1,

@@ -50,3 +50,13 @@ Test(task, reread_reused_record_is_gone_and_untouched)
 	cr_assert_eq(listed.regs.value[WS_REG_RSP], 0x8000);
 	cr_assert_eq(listed.state, WS_STATE_WAITING);
 }
+
+/* A task of id 0 (a stand-in looked up by its record alone) takes the task
+ * the record holds now, whichever it is. */
+Test(task, reread_id_zero_takes_the_record_as_it_is)
+{
+	struct ws_task listed = parked(0, 0x8000), fresh = parked(8, 0x7f00);
+	cr_assert_eq(ws_task_reread(&listed, &fresh), WS_REREAD_CHANGED);
+	cr_assert_eq(listed.id, 8);
+	cr_assert_eq(listed.regs.value[WS_REG_RSP], 0x7f00);
+}
