@@ -465,11 +465,9 @@ static bool decode_task(struct state *s, struct ws_target *target,
 		struct ws_regs saved;
 		if (where == WS_ON_CPU_LIVE &&
 		    switching_in(s, target, address, tb, task, &saved)) {
+			/* On its CPU all the same, from where it resumes. */
 			task->start = WS_START_SAVED;
 			task->regs = saved;
-			if (d->version >= 2 && task->state != WS_STATE_SYSCALL)
-				task->state = WS_STATE_RUNNING;
-			return true;
 		}
 		if (where != WS_ON_CPU_SAVED) {
 			/* Format 2: on its CPU is running (Pth has no such

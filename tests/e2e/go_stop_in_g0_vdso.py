@@ -11,9 +11,12 @@
 # Offsets come from the program's DWARF, by field name, through gdb; 2 is
 # Go's _Grunning (runtime2.go, every release 1.19 to 1.26).
 import os
-import time
+import sys
 
 import gdb
+
+sys.path.insert(0, os.path.dirname(__file__))
+from gdb_handover import hand_over, u64  # noqa: E402
 
 
 def off(type_name, field):
@@ -24,11 +27,6 @@ G_STACK, G_M = off('runtime.g', 'stack'), off('runtime.g', 'm')
 G_STATUS, G_GOID = off('runtime.g', 'atomicstatus'), off('runtime.g', 'goid')
 M_CURG, M_VDSOSP = off('runtime.m', 'curg'), off('runtime.m', 'vdsoSP')
 SCAN, RUNNING = 0x1000, 2
-
-
-def u64(address):
-    data = gdb.selected_inferior().read_memory(address, 8).tobytes()
-    return int.from_bytes(data, 'little')
 
 
 def reg(name):
@@ -58,12 +56,4 @@ for _ in range(64):
 print('WALLSPY-TEST pid=%d goid=%d vdsosp=%#x lo=%#x hi=%#x' % (
     gdb.selected_inferior().pid, u64(curg + G_GOID), u64(m + M_VDSOSP),
     u64(curg + G_STACK), u64(curg + G_STACK + 8)), flush=True)
-# Not queue-signal + detach: gdb's detach dropped the queued SIGSTOP in 3
-# of 4 runs (the program ran on to its end: a zombie, 2026-12-02).
-gdb.execute('signal SIGSTOP')
-gdb.execute('detach')
-done = os.environ.get('WALLSPY_TEST_DONE', '')
-for _ in range(1200):
-    if not done or os.path.exists(done):
-        break
-    time.sleep(0.05)
+hand_over()

@@ -10,18 +10,16 @@
 # taken before any other instruction of it), detaches, and waits until the
 # file named by $WALLSPY_TEST_DONE exists so the program keeps its parent.
 import os
-import time
+import sys
 
 import gdb
+
+sys.path.insert(0, os.path.dirname(__file__))
+from gdb_handover import hand_over, u64  # noqa: E402
 
 
 def value(expression):
     return int(gdb.parse_and_eval(expression)) & (2**64 - 1)
-
-
-def u64(address):
-    data = gdb.selected_inferior().read_memory(address, 8).tobytes()
-    return int.from_bytes(data, 'little')
 
 
 CTX = value('&((struct greenrt_task *)0)->ctx')
@@ -60,11 +58,4 @@ print('WALLSPY-TEST pid=%d tid=%d id=%d word=%#x in=%s' % (
     gdb.selected_inferior().pid, gdb.selected_thread().ptid[1],
     value('((struct greenrt_task *)%d)->id' % task), u64(saved_sp),
     name if value('$rsp') == saved_sp else 'not-reached'), flush=True)
-gdb.execute('set scheduler-locking off')
-gdb.execute('signal SIGSTOP')
-gdb.execute('detach')
-done = os.environ.get('WALLSPY_TEST_DONE', '')
-for _ in range(1200):
-    if not done or os.path.exists(done):
-        break
-    time.sleep(0.05)
+hand_over()
