@@ -29,12 +29,20 @@ struct ws_live {
 	bool *drop, *taken;
 	size_t *retry_index, *pending, *rest, *stand_in_index;
 	pid_t *pending_tids;
-	/* The threads that gave this tick a running sample (take_running):
-	 * a thread runs one task at an instant, so a task found running on
-	 * one of them later in the tick is not sampled twice on it. */
+	/* The threads whose time at the list this tick has sampled already
+	 * (take_running: a task running on it, one standing in, or one that
+	 * ended while running on it): a thread runs one task at an instant,
+	 * so a task found running on one of them later in the tick is not
+	 * sampled twice on it. */
 	pid_t *ran_tids;
+	/* The tasks that had not started at the list, and their state then:
+	 * a rereading replaces the record, and one of them found running on
+	 * a thread that gave its sample already is taken as listed. */
+	bool *listed_not_started;
+	enum ws_state *listed_state;
 	size_t verdicts_cap, drop_cap, taken_cap, retry_index_cap, pending_cap,
-		pending_tids_cap, rest_cap, stand_in_index_cap, ran_tids_cap;
+		pending_tids_cap, rest_cap, stand_in_index_cap, ran_tids_cap,
+		listed_not_started_cap, listed_state_cap;
 	size_t npending, nrest, nran;
 	struct ws_task_list retry;
 	/* The tasks that stood in for a running one (take_successor), as
@@ -146,16 +154,19 @@ static inline bool ws_sampler_not_started(const struct ws_task *t)
  * task) before it could be read again. It was a task at the instant of
  * the list, which is what the tick samples, so it keeps its sample and
  * weight: as listed when it had not started (that is its whole sample),
- * else a failed one. Dropping it instead would leave out every task that
- * lives less than a tick takes to read, whatever share of the time such
- * tasks fill. */
+ * else a failed one, which says whether it was on a thread then: that
+ * thread's time at the list was the task's, and the profile must show
+ * it as spent running one (its state stays as listed). Dropping it instead
+ * would leave out every task that lives less than a tick takes to read,
+ * whatever share of the time such tasks fill. */
 static inline void ws_sampler_keep_ended(struct ws_task *t)
 {
 	if (ws_sampler_not_started(t))
 		return;
+	t->error = t->start == WS_START_THREAD ? "ended while running"
+					       : "ended while being read";
 	t->start = WS_START_NONE;
 	t->thread = 0;
-	t->error = "ended while being read";
 }
 
 /* Whether task t (listed, parked) need not be copied this tick: the cache

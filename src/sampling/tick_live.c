@@ -39,6 +39,8 @@ void ws_live_deinit(struct ws_live *live)
 	free(live->pending);
 	free(live->pending_tids);
 	free(live->ran_tids);
+	free(live->listed_not_started);
+	free(live->listed_state);
 	free(live->rest);
 }
 
@@ -55,6 +57,8 @@ static bool live_reserve(struct ws_sampler *s, size_t n)
 		{(void **)&s->live.rest, &s->live.rest_cap, sizeof(*s->live.rest)},
 		{(void **)&s->live.stand_in_index, &s->live.stand_in_index_cap, sizeof(*s->live.stand_in_index)},
 		{(void **)&s->live.ran_tids, &s->live.ran_tids_cap, sizeof(*s->live.ran_tids)},
+		{(void **)&s->live.listed_not_started, &s->live.listed_not_started_cap, sizeof(*s->live.listed_not_started)},
+		{(void **)&s->live.listed_state, &s->live.listed_state_cap, sizeof(*s->live.listed_state)},
 	};
 	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++)
 		if (!ws_grow(arrays[i].p, arrays[i].cap, n, arrays[i].size))
@@ -208,10 +212,15 @@ static void visit_running(struct ws_thread *th, void *arg)
 		if (verdict == WS_REREAD_GONE) {
 			/* The task that stands in carries the thread's time;
 			 * without one, the ended task keeps it. */
-			if (take_successor(v, th))
+			if (take_successor(v, th)) {
 				s->live.drop[i] = true;
-			else if (!v->err)
+			} else if (!v->err) {
+				/* Its sample ("ended while running") is the
+				 * thread's at the list: a task found running
+				 * on it later in the tick started since. */
 				keep_ended(s, i, false); /* copied later */
+				s->live.ran_tids[s->live.nran++] = th->tid;
+			}
 		} else if (t->thread != th->tid) {
 			s->live.rest[s->live.nrest++] = i; /* switched out meanwhile */
 			take_successor(v, th);
@@ -321,6 +330,21 @@ static struct ws_error *take_rest_stopped(struct ws_sampler *s,
 			continue;
 		}
 		const struct ws_task *now = &s->live.retry.tasks[j];
+		if (now->start == WS_START_THREAD && ran_already(s, now->thread) &&
+		    s->live.listed_not_started[i]) {
+			/* It started since the list on a thread whose time
+			 * this tick has sampled already: its sample is the
+			 * list's, where it had not started (entry and "[not
+			 * started]"), which is all there was to it then. */
+			struct ws_task *t = &s->tasks.tasks[i];
+			t->state = s->live.listed_state[i];
+			t->start = WS_START_NONE;
+			t->thread = 0;
+			t->error = NULL;
+			memset(&s->snapshots.snaps[i], 0, sizeof(s->snapshots.snaps[i]));
+			s->live.ran_twice++;
+			continue;
+		}
 		if (now->start == WS_START_THREAD && ran_already(s, now->thread)) {
 			/* It runs now on a thread whose running sample this
 			 * tick has (another task's, earlier): taken as it runs
@@ -429,6 +453,11 @@ struct ws_error *ws_tick_live(struct ws_sampler *s)
 	s->phase_ns[WS_PHASE_LIST] += t1 - t0;
 	if (!live_reserve(s, 2 * all))
 		return &ws_error_nomem;
+	for (size_t i = 0; i < all; i++) {
+		s->live.listed_not_started[i] =
+			ws_sampler_not_started(&s->tasks.tasks[i]);
+		s->live.listed_state[i] = s->tasks.tasks[i].state;
+	}
 	s->live.npending = 0;
 	s->live.nrest = 0;
 	s->live.nran = 0;
