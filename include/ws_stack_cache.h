@@ -14,7 +14,9 @@
  * key, ws_stack_cache_context_key).
  *
  * Direct-mapped by task id: a task whose slot another task took is simply
- * unwound again. Stacks deeper than WS_STACK_CACHE_FRAMES are not kept.
+ * unwound again. The frames are kept in a ring of 16 a slot, oldest
+ * overwritten first: an unwind the ring has passed over is unwound again
+ * too. Stacks deeper than WS_STACK_CACHE_FRAMES are not kept.
  */
 #ifndef WS_STACK_CACHE_H
 #define WS_STACK_CACHE_H

@@ -8,25 +8,33 @@
 
 #include "ws_hash.h"
 
-/* A slot's keys apart from its frames: the lookups of a tick touch only
- * these (24 bytes a slot; 4,096 slots in 96 KB), not a kilobyte of
- * frames each, nor an untouched page of them. */
+/* A slot: its keys and where its frames are. The lookups of a tick touch
+ * only these (48 bytes a slot; 4,096 slots in 192 KB). */
 struct tag {
 	uint64_t task_id;
 	uint64_t key;              /* 0: empty */
 	uint64_t context;          /* 0: none */
-};
-
-struct unwind {
+	uint64_t at;               /* its first frame's index in the ring */
 	const char *stop_reason;
 	uint32_t n;
-	struct ws_pc pcs[WS_STACK_CACHE_FRAMES];
 };
+
+/* The frames of every slot live in one ring, each unwind's frames side by
+ * side, a frame in 8 bytes (its pc, with bit 63 for "is a return
+ * address"): memory in proportion to the frames stored, not to the
+ * deepest stack kept, which fresh pages make dear where a page fault
+ * costs 15 us (measured on these machines: a 1 KB slot a task had cost
+ * a fault for every 4 tasks sampled first). An unwind is lost once the
+ * ring has passed over it: it is then simply unwound again. */
+#define RETURN_ADDRESS_BIT (UINT64_C(1) << 63)
+enum { RING_FRAMES_PER_SLOT = 16 };
 
 struct ws_stack_cache {
 	struct tag *tags;
-	struct unwind *unwinds;    /* calloc'd: untouched slots cost no RSS */
+	uint64_t *ring;            /* calloc'd: unused frames cost no RSS */
 	size_t nslots;             /* a power of two */
+	size_t nframes;            /* the ring's size */
+	uint64_t head;             /* frames written since creation */
 };
 
 struct ws_stack_cache *ws_stack_cache_create(size_t slots)
@@ -35,19 +43,23 @@ struct ws_stack_cache *ws_stack_cache_create(size_t slots)
 	size_t n = 1;
 	while (n < slots)
 		n *= 2;
+	size_t frames = n * RING_FRAMES_PER_SLOT;
+	if (frames < 2 * WS_STACK_CACHE_FRAMES)
+		frames = 2 * WS_STACK_CACHE_FRAMES;
 	if (c) {
 		c->tags = calloc(n, sizeof(*c->tags));
-		c->unwinds = calloc(n, sizeof(*c->unwinds));
+		c->ring = calloc(frames, sizeof(*c->ring));
 	}
-	if (!c || !c->tags || !c->unwinds) {
+	if (!c || !c->tags || !c->ring) {
 		if (c) {
 			free(c->tags);
-			free(c->unwinds);
+			free(c->ring);
 		}
 		free(c);
 		return NULL;
 	}
 	c->nslots = n;
+	c->nframes = frames;
 	return c;
 }
 
@@ -55,7 +67,7 @@ void ws_stack_cache_destroy(struct ws_stack_cache *c)
 {
 	if (c) {
 		free(c->tags);
-		free(c->unwinds);
+		free(c->ring);
 	}
 	free(c);
 }
@@ -124,24 +136,35 @@ static size_t slot_of(const struct ws_stack_cache *c, uint64_t task_id)
 	return ws_hash_u64(task_id) & (c->nslots - 1);
 }
 
-static size_t get(const struct unwind *u, struct ws_pc *pcs, size_t max,
-		  const char **stop_reason)
+/* Whether slot t's frames are still in the ring (none written over them
+ * since: the ring is written in order, an unwind never across its end). */
+static bool intact(const struct ws_stack_cache *c, const struct tag *t)
 {
-	if (u->n > max)
+	return c->head - t->at <= c->nframes;
+}
+
+static size_t get(const struct ws_stack_cache *c, const struct tag *t,
+		  struct ws_pc *pcs, size_t max, const char **stop_reason)
+{
+	if (t->n > max || !intact(c, t))
 		return 0;
-	memcpy(pcs, u->pcs, u->n * sizeof(*pcs));
-	*stop_reason = u->stop_reason;
-	return u->n;
+	const uint64_t *f = c->ring + t->at % c->nframes;
+	for (uint32_t k = 0; k < t->n; k++) {
+		pcs[k].pc = f[k] & ~RETURN_ADDRESS_BIT;
+		pcs[k].is_return_address = (f[k] & RETURN_ADDRESS_BIT) != 0;
+	}
+	*stop_reason = t->stop_reason;
+	return t->n;
 }
 
 size_t ws_stack_cache_get(struct ws_stack_cache *c, uint64_t task_id,
 			  uint64_t key, struct ws_pc *pcs, size_t max,
 			  const char **stop_reason)
 {
-	size_t i = slot_of(c, task_id);
-	if (c->tags[i].key != key || c->tags[i].task_id != task_id)
+	const struct tag *t = &c->tags[slot_of(c, task_id)];
+	if (t->key != key || t->task_id != task_id)
 		return 0;
-	return get(&c->unwinds[i], pcs, max, stop_reason);
+	return get(c, t, pcs, max, stop_reason);
 }
 
 bool ws_stack_cache_has_context(struct ws_stack_cache *c, uint64_t task_id,
@@ -150,7 +173,8 @@ bool ws_stack_cache_has_context(struct ws_stack_cache *c, uint64_t task_id,
 	if (!context)
 		return false;
 	const struct tag *t = &c->tags[slot_of(c, task_id)];
-	return t->key && t->context == context && t->task_id == task_id;
+	return t->key && t->context == context && t->task_id == task_id &&
+	       intact(c, t);
 }
 
 size_t ws_stack_cache_get_context(struct ws_stack_cache *c, uint64_t task_id,
@@ -159,7 +183,7 @@ size_t ws_stack_cache_get_context(struct ws_stack_cache *c, uint64_t task_id,
 {
 	if (!ws_stack_cache_has_context(c, task_id, context))
 		return 0;
-	return get(&c->unwinds[slot_of(c, task_id)], pcs, max, stop_reason);
+	return get(c, &c->tags[slot_of(c, task_id)], pcs, max, stop_reason);
 }
 
 void ws_stack_cache_put(struct ws_stack_cache *c, uint64_t task_id,
@@ -169,10 +193,21 @@ void ws_stack_cache_put(struct ws_stack_cache *c, uint64_t task_id,
 {
 	if (n == 0 || n > WS_STACK_CACHE_FRAMES)
 		return;
-	size_t i = slot_of(c, task_id);
-	c->tags[i] = (struct tag){ task_id, key, context };
-	struct unwind *u = &c->unwinds[i];
-	u->stop_reason = stop_reason;
-	u->n = (uint32_t)n;
-	memcpy(u->pcs, pcs, n * sizeof(*pcs));
+	for (size_t k = 0; k < n; k++)
+		if (pcs[k].pc & RETURN_ADDRESS_BIT)
+			return; /* no user address: not kept */
+	/* Side by side, never across the ring's end. */
+	uint64_t at = c->head;
+	size_t offset = (size_t)(at % c->nframes);
+	if (offset + n > c->nframes)
+		at += c->nframes - offset;
+	uint64_t *f = c->ring + at % c->nframes;
+	for (size_t k = 0; k < n; k++)
+		f[k] = pcs[k].pc |
+		       (pcs[k].is_return_address ? RETURN_ADDRESS_BIT : 0);
+	c->head = at + n;
+	c->tags[slot_of(c, task_id)] = (struct tag){
+		.task_id = task_id, .key = key, .context = context,
+		.at = at, .stop_reason = stop_reason, .n = (uint32_t)n,
+	};
 }

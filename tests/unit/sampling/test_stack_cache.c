@@ -2,7 +2,8 @@
  * Unit tests of ws_stack_cache: an unwind is reused only for the same task
  * with a snapshot identical in everything an unwind reads (registers, the
  * copied stack bytes, their place and bounds), or, without a copy, with
- * the same wide version and saved context.
+ * the same wide version and saved context; one the ring of frames has
+ * passed over is not reused, and the others come back whole.
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -10,6 +11,15 @@
 #include "ws_stack_cache.h"
 
 static uint8_t stack_bytes[4096 + 3];
+
+static bool same_pcs(const struct ws_pc *a, const struct ws_pc *b, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		if (a[k].pc != b[k].pc ||
+		    a[k].is_return_address != b[k].is_return_address)
+			return false;
+	return true;
+}
 
 static struct ws_snapshot snapshot(size_t size)
 {
@@ -86,7 +96,7 @@ Test(stack_cache, reuse_only_same_task_same_key)
 	cr_assert_eq(ws_stack_cache_get(c, 7, 99, out, 8, &reason), 0, "empty cache hit");
 	ws_stack_cache_put(c, 7, 99, 0, pcs, 4, "stack deeper than --max-stack");
 	cr_assert_eq(ws_stack_cache_get(c, 7, 99, out, 8, &reason), 4);
-	cr_expect_eq(memcmp(out, pcs, sizeof(pcs)), 0);
+	cr_expect(same_pcs(out, pcs, 4));
 	cr_expect_str_eq(reason, "stack deeper than --max-stack");
 	cr_expect_eq(ws_stack_cache_get(c, 7, 98, out, 8, &reason), 0, "other key hit");
 	cr_expect_eq(ws_stack_cache_get(c, 8, 99, out, 8, &reason), 0, "other task hit");
@@ -200,7 +210,7 @@ Test(stack_cache, reuse_by_context_only_as_stored)
 	ws_stack_cache_put(c, t.id, 99, ctx, pcs, 2, NULL);
 	cr_assert(ws_stack_cache_has_context(c, t.id, ctx));
 	cr_expect_eq(ws_stack_cache_get_context(c, t.id, ctx, out, 4, &reason), 2);
-	cr_expect_eq(memcmp(out, pcs, sizeof(pcs)), 0);
+	cr_expect(same_pcs(out, pcs, 2));
 	cr_expect_null(reason);
 	cr_expect_not(ws_stack_cache_has_context(c, t.id + 1, ctx), "other task hit");
 	cr_expect_not(ws_stack_cache_has_context(c, t.id, ctx + 1), "other context hit");
@@ -212,5 +222,62 @@ Test(stack_cache, reuse_by_context_only_as_stored)
 	ws_stack_cache_put(c, t.id, 99, ctx, pcs, 2, NULL);
 	ws_stack_cache_clear(c);
 	cr_expect_not(ws_stack_cache_has_context(c, t.id, ctx), "clear kept it");
+	ws_stack_cache_destroy(c);
+}
+
+static void fill16(struct ws_pc *pcs, uint64_t task)
+{
+	for (size_t k = 0; k < 16; k++)
+		pcs[k] = (struct ws_pc){ 0x400000 + task * 0x1000 + k,
+					 (k + task) % 3 == 0 };
+}
+
+/* 16 slots keep 256 frames. Task A's 16 frames stay while another task's
+ * unwinds (in another slot) fill the rest of the ring, come back whole,
+ * and miss once the ring has passed over them; a frame of no user
+ * address (bit 63 set) is never kept. */
+Test(stack_cache, ring_passed_over_unwinds_are_unwound_again)
+{
+	struct ws_stack_cache *c = ws_stack_cache_create(16);
+	struct ws_pc pcs[16], out[16];
+	const char *reason;
+	const uint64_t a = 1000;
+
+	cr_assert_not_null(c);
+	fill16(pcs, a);
+	ws_stack_cache_put(c, a, 1, 0, pcs, 16, "a");
+	size_t written = 16;
+	uint64_t b = 2000;
+	for (;; b++) { /* a task whose slot is not A's */
+		fill16(pcs, b);
+		ws_stack_cache_put(c, b, 2, 0, pcs, 16, "b");
+		written += 16;
+		if (ws_stack_cache_get(c, a, 1, out, 16, &reason))
+			break;
+		cr_assert_lt(written, 256, "every task took A's slot");
+		fill16(pcs, a);
+		ws_stack_cache_put(c, a, 1, 0, pcs, 16, "a");
+		written += 16;
+	}
+	size_t a_at = written - 32; /* A's frames, then B's */
+	for (; written <= a_at + 256 + 16; written += 16) {
+		size_t n = ws_stack_cache_get(c, a, 1, out, 16, &reason);
+		if (written <= a_at + 256) {
+			fill16(pcs, a);
+			cr_assert_eq(n, 16, "A lost with %zu frames written", written);
+			cr_expect(same_pcs(out, pcs, 16));
+			cr_expect_str_eq(reason, "a");
+		} else {
+			cr_expect_eq(n, 0, "A kept after the ring passed over it");
+		}
+		cr_assert_eq(ws_stack_cache_get(c, b, 2, out, 16, &reason), 16);
+		fill16(pcs, b);
+		cr_expect(same_pcs(out, pcs, 16));
+		ws_stack_cache_put(c, b, 2, 0, pcs, 16, "b");
+	}
+
+	struct ws_pc wild[2] = { { 0x401000, false }, { UINT64_C(1) << 63, true } };
+	ws_stack_cache_put(c, 77, 7, 0, wild, 2, NULL);
+	cr_expect_eq(ws_stack_cache_get(c, 77, 7, out, 16, &reason), 0);
 	ws_stack_cache_destroy(c);
 }
