@@ -155,6 +155,8 @@ static struct ws_error *read_workers(struct state *s)
 		w->address = base + i * d->worker_size;
 		w->tid = (pid_t)tid;
 		w->current = cur;
+		w->busy = false;
+		w->seen = false;
 	}
 	free(buf);
 	return err;
@@ -179,6 +181,16 @@ static const struct worker_info *running_worker(const struct state *s,
 		if (s->workers[i].current == address)
 			return &s->workers[i];
 	return NULL;
+}
+
+/* The worker on thread tid runs a task the walk has read: not idle,
+ * whatever its `current` said when the walk began (a task started on it
+ * since, which its record shows). */
+static void mark_busy(struct state *s, pid_t tid)
+{
+	for (size_t i = 0; tid && i < s->nworkers; i++)
+		if (s->workers[i].tid == tid)
+			s->workers[i].busy = true;
 }
 
 /* The pointer guard glibc mangles setjmp's rbp, rsp and pc with: the word
@@ -393,6 +405,9 @@ bool desc_task_listed(struct state *s, uint64_t address, const uint8_t *tb,
 		      const char **state_name)
 {
 	uint64_t v;
+	for (size_t i = 0; i < s->nworkers; i++)
+		if (s->workers[i].current == address)
+			s->workers[i].seen = true;
 	if (!try_get(s, &s->d.state, address, tb, &v))
 		return false;
 	*state_name = ws_descriptor_map_lookup(&s->d.states, (int64_t)v);
@@ -470,6 +485,7 @@ static bool decode_task(struct state *s, struct ws_target *target,
 			task->regs = saved;
 		}
 		if (where != WS_ON_CPU_SAVED) {
+			mark_busy(s, task->thread);
 			/* Format 2: on its CPU is running (Pth has no such
 			 * state; its current task is "ready"). */
 			if (d->version >= 2 && task->state != WS_STATE_SYSCALL)
@@ -507,12 +523,35 @@ struct ws_error *desc_add_task(struct state *s, struct ws_target *target,
 	return NULL;
 }
 
+/* Reads the record of worker w's `current`, which the walk left out (a
+ * sample of the registry): decode_task marks w busy if it is on w's CPU. */
+static void read_current(struct state *s, struct ws_target *target,
+			 const struct ws_read_context *context,
+			 const struct worker_info *w)
+{
+	struct ws_task task = {0};
+	const char *state_name;
+	struct ws_error *err = desc_mem_read(s, w->current, s->buf,
+					     (size_t)s->d.task_size);
+	if (!err && desc_task_listed(s, w->current, s->buf, &state_name))
+		decode_task(s, target, context, w->current, s->buf, &task);
+	ws_error_destroy(err);
+}
+
+/* The workers that run no task the walk read as on its CPU are listed as
+ * idle workers, so that each worker's time has one sample a tick: idle by
+ * its `current`, or switching to or from a task (one not started yet, or
+ * done, is not on a CPU). A task that started on a worker after
+ * read_cpus, read running by the walk, has that worker's time. */
 static void add_idle_workers(struct state *s, struct ws_target *target,
+			     const struct ws_read_context *context,
 			     struct ws_task_list *out)
 {
 	for (size_t i = 0; i < s->nworkers && i < 64; i++) {
 		const struct worker_info *w = &s->workers[i];
-		if (w->current)
+		if (w->current && !w->seen && !w->busy)
+			read_current(s, target, context, w);
+		if (w->busy)
 			continue;
 		struct ws_thread *th = target->nthreads
 			? ws_target_find_thread(target, w->tid) : NULL;
@@ -555,7 +594,7 @@ static struct ws_error *descriptor_list(struct ws_runtime *runtime,
 		desc_warn_once(s, WARN_GUARD, "the pointer guard of mangled registers is unknown: no thread's registers were read");
 	if ((err = desc_walk(s, target, context, out)))
 		return err;
-	add_idle_workers(s, target, out);
+	add_idle_workers(s, target, context, out);
 	return NULL;
 }
 
@@ -567,6 +606,43 @@ static uint64_t descriptor_thread_current(struct ws_runtime *runtime,
 		if (s->workers[i].tid == tid)
 			return s->workers[i].current;
 	return 0;
+}
+
+/* A pointer array the list read may have moved since (grown: copied to a
+ * new table, the old one freed): the slots of tasks[0, n) in an old table
+ * are moved to the same index of the new one, so that a task is checked
+ * against the registry as it is now, not against freed memory. A slot
+ * beyond the new table's count is SLOT_DROPPED: the task is not there. */
+#define SLOT_DROPPED UINT64_MAX
+
+static struct ws_error *follow_tables(struct state *s, struct ws_task *tasks,
+				      size_t n)
+{
+	const struct descriptor *d = &s->d;
+	for (unsigned i = 0; i < d->nroots; i++) {
+		const struct root *r = &d->roots[i];
+		uint64_t table, count, old = s->table[i], len = s->table_len[i];
+		if (r->layout != LAYOUT_POINTER_ARRAY ||
+		    r->head.kind != WS_DWTYPE_POINTER || !old)
+			continue;
+		struct ws_error *err = desc_gref_uint(s, &r->head, &table);
+		if (err)
+			return err;
+		if (table == old)
+			continue;
+		count = 0;
+		if (r->has_count && (err = desc_gref_uint(s, &r->count, &count)))
+			return err;
+		for (size_t j = 0; j < n; j++) {
+			uint64_t slot = tasks[j].slot;
+			if (!slot || slot < old || slot >= old + len * 8)
+				continue;
+			uint64_t index = (slot - old) / 8;
+			tasks[j].slot = table && index < count ? table + index * 8
+							       : SLOT_DROPPED;
+		}
+	}
+	return NULL;
 }
 
 static struct ws_error *descriptor_reread(struct ws_runtime *runtime,
@@ -581,17 +657,8 @@ static struct ws_error *descriptor_reread(struct ws_runtime *runtime,
 	struct ws_error *err = read_cpus(s, target, context);
 	if (err)
 		return err;
-	/* A table that moved may have been freed: its slots prove nothing. */
-	bool moved = false;
-	for (unsigned i = 0; i < d->nroots; i++) {
-		const struct root *r = &d->roots[i];
-		uint64_t table;
-		if (r->layout != LAYOUT_POINTER_ARRAY || r->head.kind != WS_DWTYPE_POINTER)
-			continue;
-		if ((err = desc_gref_uint(s, &r->head, &table)))
-			return err;
-		moved |= table != s->table[i];
-	}
+	if ((err = follow_tables(s, tasks, n)))
+		return err;
 	if (!ws_grow((void **)&s->bulk, &s->bulk_capacity, n * size, 1) ||
 	    !ws_grow((void **)&s->pointers, &s->pointers_capacity, n,
 		     sizeof(*s->pointers)))
@@ -610,7 +677,7 @@ static struct ws_error *descriptor_reread(struct ws_runtime *runtime,
 				.address = tasks[i].address,
 				.buf = s->bulk + i * size, .size = size,
 			};
-			if (tasks[i].slot)
+			if (tasks[i].slot && tasks[i].slot != SLOT_DROPPED)
 				ranges[k++] = (struct ws_remote_range){
 					.address = tasks[i].slot,
 					.buf = &s->pointers[i], .size = 8,
@@ -626,9 +693,11 @@ static struct ws_error *descriptor_reread(struct ws_runtime *runtime,
 				continue;
 			}
 			bool ok = ranges[k++].done == size;
-			if (tasks[i].slot)
+			if (tasks[i].slot == SLOT_DROPPED)
+				ok = false;
+			else if (tasks[i].slot)
 				ok = ranges[k++].done == 8 && ok &&
-				     s->pointers[i] == tasks[i].address && !moved;
+				     s->pointers[i] == tasks[i].address;
 			struct ws_task fresh = {0};
 			if (!ok || !decode_task(s, target, context,
 						tasks[i].address,

@@ -160,6 +160,8 @@ struct worker_info {
 	uint64_t address;          /* of the worker struct */
 	pid_t tid;
 	uint64_t current;          /* task address or 0 */
+	bool busy;                 /* a task read since runs on it */
+	bool seen;                 /* `current`'s record was read since */
 };
 
 /* A slot of an array registry: the task struct's address and, for arrays
@@ -234,6 +236,7 @@ struct state {
 	uint64_t *pointers;        /* a pointer array's slots, as read */
 	size_t pointers_capacity;
 	uint64_t table[MAX_ROOTS]; /* each root's array, as last read */
+	uint64_t table_len[MAX_ROOTS]; /* and its slots then */
 	uint8_t *bulk;
 	size_t bulk_capacity;
 };

@@ -375,6 +375,7 @@ static struct ws_error *walk_array(struct state *s, struct ws_target *target,
 		return root_unreadable(s, context, r, err,
 				       "registry root unreadable", out);
 	s->table[ridx] = base;
+	s->table_len[ridx] = 0;
 	if (empty || !base)
 		return NULL; /* no table yet */
 	if (r->has_count) {
@@ -402,6 +403,7 @@ static struct ws_error *walk_array(struct state *s, struct ws_target *target,
 			  r->where, n, base, fit);
 		n = fit;
 	}
+	s->table_len[ridx] = n;
 	if (!ws_grow((void **)&s->slots, &s->slots_capacity, (size_t)n,
 		     sizeof(*s->slots)))
 		return &ws_error_nomem;

@@ -430,6 +430,24 @@ static struct ws_error *synthetic_stack(struct ws_sampler *s,
 	return NULL;
 }
 
+bool ws_sampler_thread_sampled(const struct ws_sampler *s, pid_t tid)
+{
+	for (size_t k = 0; k < s->live.nran; k++)
+		if (s->live.ran_tids[k] == tid)
+			return true;
+	return false;
+}
+
+bool ws_sampler_claim_thread(struct ws_sampler *s, pid_t tid)
+{
+	if (!tid || ws_sampler_thread_sampled(s, tid) ||
+	    !ws_grow((void **)&s->live.ran_tids, &s->live.ran_tids_cap,
+		     s->live.nran + 1, sizeof(*s->live.ran_tids)))
+		return false;
+	s->live.ran_tids[s->live.nran++] = tid;
+	return true;
+}
+
 bool ws_sampler_can_reuse(struct ws_sampler *s, const struct ws_task *t)
 {
 	return s->stack_cache &&

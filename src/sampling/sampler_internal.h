@@ -29,20 +29,24 @@ struct ws_live {
 	bool *drop, *taken;
 	size_t *retry_index, *pending, *rest, *stand_in_index;
 	pid_t *pending_tids;
-	/* The threads whose time at the list this tick has sampled already
-	 * (take_running: a task running on it, one standing in, or one that
-	 * ended while running on it): a thread runs one task at an instant,
-	 * so a task found running on one of them later in the tick is not
-	 * sampled twice on it. */
+	/* The threads whose time this tick has sampled already
+	 * (ws_sampler_claim_thread: a task running on it, one standing in,
+	 * or one that ended while running on it): a thread runs one task at
+	 * an instant, so a task found running on one of them later in the
+	 * tick is not sampled twice on it. Live and walked-live ticks. */
 	pid_t *ran_tids;
-	/* The tasks that had not started at the list, and their state then:
-	 * a rereading replaces the record, and one of them found running on
-	 * a thread that gave its sample already is taken as listed. */
-	bool *listed_not_started;
-	enum ws_state *listed_state;
+	/* Each task as listed, where a rereading replaces its record: one
+	 * not started then and found running on a thread that gave its
+	 * sample already is taken as listed, and one on a thread then that
+	 * ended may have that thread's time (keep_ended). */
+	struct ws_listed {
+		bool not_started;
+		enum ws_state state;
+		pid_t thread;      /* on a thread (start WS_START_THREAD), else 0 */
+	} *listed;
 	size_t verdicts_cap, drop_cap, taken_cap, retry_index_cap, pending_cap,
 		pending_tids_cap, rest_cap, stand_in_index_cap, ran_tids_cap,
-		listed_not_started_cap, listed_state_cap;
+		listed_cap;
 	size_t npending, nrest, nran;
 	struct ws_task_list retry;
 	/* The tasks that stood in for a running one (take_successor), as
@@ -50,7 +54,8 @@ struct ws_live {
 	 * reread of parked tasks must not replace these records. */
 	struct ws_task_list stand_ins;
 	/* running_snaps: the copies of the tasks that run, by task index,
-	 * where taken[index]. */
+	 * where taken[index] (take_running; take_rest_stopped marks so the
+	 * tasks it takes running, in held_snaps). */
 	struct ws_snapshot_set retry_snaps, held_snaps, running_snaps;
 	uint64_t ticks, tasks_listed, tasks_gone, tasks_held, stood_in,
 		ran_twice;
@@ -143,10 +148,13 @@ static inline void ws_sampler_set_pc_exact(const struct ws_sampler *s,
 }
 
 /* Whether task t has never run (nothing to unwind: its sample is its entry
- * and "[not started]"). An idle worker is no task. */
+ * and "[not started]"). An idle worker is no task. One on a thread has
+ * started: its thread is switching to it, the first time (a saved context
+ * that has never run, on the CPU all the same), and that thread's time is
+ * the task's. */
 static inline bool ws_sampler_not_started(const struct ws_task *t)
 {
-	return t->state != WS_STATE_IDLE &&
+	return t->state != WS_STATE_IDLE && !t->thread &&
 	       (t->pc_exact || (t->start == WS_START_NONE && !t->error));
 }
 
@@ -154,20 +162,31 @@ static inline bool ws_sampler_not_started(const struct ws_task *t)
  * task) before it could be read again. It was a task at the instant of
  * the list, which is what the tick samples, so it keeps its sample and
  * weight: as listed when it had not started (that is its whole sample),
- * else a failed one, which says whether it was on a thread then: that
- * thread's time at the list was the task's, and the profile must show
- * it as spent running one (its state stays as listed). Dropping it instead
- * would leave out every task that lives less than a tick takes to read,
- * whatever share of the time such tasks fill. */
-static inline void ws_sampler_keep_ended(struct ws_task *t)
+ * else a failed one, which says whether it was on a thread then
+ * (on_thread, see ws_sampler_claim_thread): that thread's time at the list
+ * was the task's, and the profile must show it as spent running one (its
+ * state stays as listed). Dropping it instead would leave out every task
+ * that lives less than a tick takes to read, whatever share of the time
+ * such tasks fill. */
+static inline void ws_sampler_keep_ended(struct ws_task *t, bool on_thread)
 {
 	if (ws_sampler_not_started(t))
 		return;
-	t->error = t->start == WS_START_THREAD ? "ended while running"
-					       : "ended while being read";
+	t->error = on_thread ? "ended while running" : "ended while being read";
 	t->start = WS_START_NONE;
 	t->thread = 0;
 }
+
+/* Whether thread tid's time has a sample this tick (s->live.ran_tids). */
+bool ws_sampler_thread_sampled(const struct ws_sampler *s, pid_t tid);
+
+/* Gives thread tid's time this tick to one task: false when it has a
+ * sample already, is unknown (0), or memory ran out. A list is read over
+ * a span of time, so several tasks can be listed on one thread (each ran
+ * there while its record was read); only one of them may carry the
+ * thread's time, and one that runs there when the thread is held comes
+ * first. */
+bool ws_sampler_claim_thread(struct ws_sampler *s, pid_t tid);
 
 /* Whether task t (listed, parked) need not be copied this tick: the cache
  * holds the unwind of a sample with its wide version and saved context. */

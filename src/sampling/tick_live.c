@@ -39,8 +39,7 @@ void ws_live_deinit(struct ws_live *live)
 	free(live->pending);
 	free(live->pending_tids);
 	free(live->ran_tids);
-	free(live->listed_not_started);
-	free(live->listed_state);
+	free(live->listed);
 	free(live->rest);
 }
 
@@ -57,8 +56,7 @@ static bool live_reserve(struct ws_sampler *s, size_t n)
 		{(void **)&s->live.rest, &s->live.rest_cap, sizeof(*s->live.rest)},
 		{(void **)&s->live.stand_in_index, &s->live.stand_in_index_cap, sizeof(*s->live.stand_in_index)},
 		{(void **)&s->live.ran_tids, &s->live.ran_tids_cap, sizeof(*s->live.ran_tids)},
-		{(void **)&s->live.listed_not_started, &s->live.listed_not_started_cap, sizeof(*s->live.listed_not_started)},
-		{(void **)&s->live.listed_state, &s->live.listed_state_cap, sizeof(*s->live.listed_state)},
+		{(void **)&s->live.listed, &s->live.listed_cap, sizeof(*s->live.listed)},
 	};
 	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++)
 		if (!ws_grow(arrays[i].p, arrays[i].cap, n, arrays[i].size))
@@ -81,12 +79,14 @@ static struct ws_error *gather(struct ws_sampler *s, const size_t *index,
 }
 
 /* Task i ended while the tick read it: kept as ws_sampler_keep_ended
- * says. Once the tick's copies are taken (copied: true), its copy (of a
+ * says, as on its thread if it was listed on one (a rereading since may
+ * have found it switching there, without it) whose time has no sample
+ * yet. Once the tick's copies are taken (copied: true), its copy (of a
  * stack in motion, or of another task's) is discarded. */
 static void keep_ended(struct ws_sampler *s, size_t i, bool copied)
 {
 	struct ws_task *t = &s->tasks.tasks[i];
-	ws_sampler_keep_ended(t);
+	ws_sampler_keep_ended(t, ws_sampler_claim_thread(s, s->live.listed[i].thread));
 	if (copied) {
 		struct ws_snapshot *snap = &s->snapshots.snaps[i];
 		memset(snap, 0, sizeof(*snap));
@@ -181,7 +181,7 @@ static bool take_successor(struct live_visit *v, struct ws_thread *th)
 			return false;
 		}
 		s->live.taken[j] = true;
-		s->live.ran_tids[s->live.nran++] = th->tid;
+		ws_sampler_claim_thread(s, th->tid);
 		s->live.stand_in_index[s->live.stand_ins.n - 1] = j;
 		s->live.stood_in++;
 		return true;
@@ -189,12 +189,16 @@ static bool take_successor(struct live_visit *v, struct ws_thread *th)
 	return false;
 }
 
-/* A thread that runs a task, stopped: read the task again now that the
- * thread is held, and copy it if the thread still runs it. */
+/* A thread that runs a task, stopped: read the tasks listed on it again
+ * now that it is held, and copy the one it still runs. The list took time
+ * to read, so more than one may be listed there; the thread's time is
+ * given once (ws_sampler_claim_thread): to the task it runs now, else to
+ * one that stands in, else to one listed there that ended. */
 static void visit_running(struct ws_thread *th, void *arg)
 {
 	struct live_visit *v = arg;
 	struct ws_sampler *s = v->sampler;
+	size_t ended = 0;
 	for (size_t k = 0; k < s->live.npending && !v->err; k++) {
 		size_t i = s->live.pending[k];
 		if (i == SIZE_MAX)
@@ -202,38 +206,45 @@ static void visit_running(struct ws_thread *th, void *arg)
 		struct ws_task *t = &s->tasks.tasks[i];
 		if (t->thread != th->tid)
 			continue;
-		s->live.pending[k] = SIZE_MAX;
-		enum ws_reread verdict;
 		struct ws_read_context context = ws_sampler_context(s, true, 0);
 		v->err = s->runtime->ops->reread(s->runtime, s->target,
-						 &context, t, 1, &verdict);
+						 &context, t, 1,
+						 &s->live.verdicts[i]);
 		if (v->err)
 			return;
-		if (verdict == WS_REREAD_GONE) {
-			/* The task that stands in carries the thread's time;
-			 * without one, the ended task keeps it. */
-			if (take_successor(v, th)) {
-				s->live.drop[i] = true;
-			} else if (!v->err) {
-				/* Its sample ("ended while running") is the
-				 * thread's at the list: a task found running
-				 * on it later in the tick started since. */
-				keep_ended(s, i, false); /* copied later */
-				s->live.ran_tids[s->live.nran++] = th->tid;
-			}
-		} else if (t->thread != th->tid) {
-			s->live.rest[s->live.nrest++] = i; /* switched out meanwhile */
-			take_successor(v, th);
-		} else {
-			ws_sampler_set_pc_exact(s, t);
-			v->err = ws_snapshot_take_thread(&s->live.running_snaps,
-							 i, th, t,
-							 s->options.max_stack);
-			s->live.taken[i] = !v->err;
-			if (!v->err)
-				s->live.ran_tids[s->live.nran++] = th->tid;
+		if (s->live.verdicts[i] == WS_REREAD_GONE) {
+			ended++; /* after the one it runs now, if any */
+			continue;
 		}
+		s->live.pending[k] = SIZE_MAX;
+		if (t->thread != th->tid ||
+		    ws_sampler_thread_sampled(s, th->tid)) {
+			s->live.rest[s->live.nrest++] = i; /* switched out meanwhile */
+			continue;
+		}
+		ws_sampler_set_pc_exact(s, t);
+		v->err = ws_snapshot_take_thread(&s->live.running_snaps, i, th,
+						 t, s->options.max_stack);
+		s->live.taken[i] = !v->err;
+		if (!v->err)
+			ws_sampler_claim_thread(s, th->tid);
 	}
+	for (size_t k = 0; ended && k < s->live.npending && !v->err; k++) {
+		size_t i = s->live.pending[k];
+		if (i == SIZE_MAX || s->tasks.tasks[i].thread != th->tid)
+			continue;
+		s->live.pending[k] = SIZE_MAX;
+		ended--;
+		/* The task that stands in carries the thread's time; without
+		 * one, the ended task keeps it. */
+		if (!ws_sampler_thread_sampled(s, th->tid) &&
+		    take_successor(v, th))
+			s->live.drop[i] = true;
+		else if (!v->err)
+			keep_ended(s, i, false); /* copied later */
+	}
+	if (!v->err && !ws_sampler_thread_sampled(s, th->tid))
+		take_successor(v, th);
 }
 
 /* Stops the threads that run a task, one at a time (a rolling tick over
@@ -276,14 +287,6 @@ static void place_running(struct ws_sampler *s)
 static const char torn[] = "changed while being read";
 static const char started[] = "started running while being read";
 
-static bool ran_already(const struct ws_sampler *s, pid_t tid)
-{
-	for (size_t k = 0; k < s->live.nran; k++)
-		if (s->live.ran_tids[k] == tid)
-			return true;
-	return false;
-}
-
 /* The tasks that would not hold still (s->live.rest), read and copied with
  * every thread stopped, as a stopped tick does; returns the pause. As many
  * as the pause budget affords: the others are failed samples, never torn
@@ -323,6 +326,14 @@ static struct ws_error *take_rest_stopped(struct ws_sampler *s,
 	*pause_ns = ws_now_ns() - t0;
 	if (err)
 		return err;
+	/* A task that runs now on a thread without a sample has its time;
+	 * then the ones that ended may (keep_ended). */
+	for (size_t j = 0; j < s->live.nrest; j++) {
+		const struct ws_task *now = &s->live.retry.tasks[j];
+		s->live.taken[s->live.rest[j]] = verdicts[j] != WS_REREAD_GONE &&
+			now->start == WS_START_THREAD &&
+			ws_sampler_claim_thread(s, now->thread);
+	}
 	for (size_t j = 0; j < s->live.nrest; j++) {
 		size_t i = s->live.rest[j];
 		if (verdicts[j] == WS_REREAD_GONE) {
@@ -330,14 +341,19 @@ static struct ws_error *take_rest_stopped(struct ws_sampler *s,
 			continue;
 		}
 		const struct ws_task *now = &s->live.retry.tasks[j];
-		if (now->start == WS_START_THREAD && ran_already(s, now->thread) &&
-		    s->live.listed_not_started[i]) {
+		if (s->live.taken[i]) {
+			s->tasks.tasks[i] = *now;
+			s->snapshots.snaps[i] = s->live.held_snaps.snaps[j];
+			continue;
+		}
+		if (now->start == WS_START_THREAD && ws_sampler_thread_sampled(s, now->thread) &&
+		    s->live.listed[i].not_started) {
 			/* It started since the list on a thread whose time
 			 * this tick has sampled already: its sample is the
 			 * list's, where it had not started (entry and "[not
 			 * started]"), which is all there was to it then. */
 			struct ws_task *t = &s->tasks.tasks[i];
-			t->state = s->live.listed_state[i];
+			t->state = s->live.listed[i].state;
 			t->start = WS_START_NONE;
 			t->thread = 0;
 			t->error = NULL;
@@ -345,7 +361,7 @@ static struct ws_error *take_rest_stopped(struct ws_sampler *s,
 			s->live.ran_twice++;
 			continue;
 		}
-		if (now->start == WS_START_THREAD && ran_already(s, now->thread)) {
+		if (now->start == WS_START_THREAD && ws_sampler_thread_sampled(s, now->thread)) {
 			/* It runs now on a thread whose running sample this
 			 * tick has (another task's, earlier): taken as it runs
 			 * now, that thread would count twice, and a task that
@@ -454,9 +470,12 @@ struct ws_error *ws_tick_live(struct ws_sampler *s)
 	if (!live_reserve(s, 2 * all))
 		return &ws_error_nomem;
 	for (size_t i = 0; i < all; i++) {
-		s->live.listed_not_started[i] =
-			ws_sampler_not_started(&s->tasks.tasks[i]);
-		s->live.listed_state[i] = s->tasks.tasks[i].state;
+		const struct ws_task *t = &s->tasks.tasks[i];
+		s->live.listed[i] = (struct ws_listed){
+			.not_started = ws_sampler_not_started(t),
+			.state = t->state,
+			.thread = t->start == WS_START_THREAD ? t->thread : 0,
+		};
 	}
 	s->live.npending = 0;
 	s->live.nrest = 0;

@@ -100,11 +100,21 @@ static struct ws_error *reread_stopped(struct ws_sampler *s)
 					       s->live.verdicts);
 	if (err)
 		return err;
+	/* A thread's time once (ws_sampler_claim_thread): a task on it now
+	 * first, then one listed on it that ended. */
+	s->live.nran = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct ws_task *t = &s->tasks.tasks[i];
 		ws_sampler_set_pc_exact(s, t);
+		if (s->live.verdicts[i] != WS_REREAD_GONE &&
+		    t->start == WS_START_THREAD)
+			ws_sampler_claim_thread(s, t->thread);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct ws_task *t = &s->tasks.tasks[i];
 		if (s->live.verdicts[i] == WS_REREAD_GONE) {
-			ws_sampler_keep_ended(t);
+			ws_sampler_keep_ended(t, t->start == WS_START_THREAD &&
+						 ws_sampler_claim_thread(s, t->thread));
 			s->live.tasks_gone++;
 		}
 	}
