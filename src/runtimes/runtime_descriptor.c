@@ -174,8 +174,7 @@ static pid_t worker_tid(const struct state *s, uint64_t worker_address,
 }
 
 /* The worker whose `current` is the task at `address`, or NULL. */
-static const struct worker_info *running_worker(const struct state *s,
-						uint64_t address)
+static struct worker_info *running_worker(struct state *s, uint64_t address)
 {
 	for (size_t i = 0; i < s->nworkers; i++)
 		if (s->workers[i].current == address)
@@ -405,9 +404,6 @@ bool desc_task_listed(struct state *s, uint64_t address, const uint8_t *tb,
 		      const char **state_name)
 {
 	uint64_t v;
-	for (size_t i = 0; i < s->nworkers; i++)
-		if (s->workers[i].current == address)
-			s->workers[i].seen = true;
 	if (!try_get(s, &s->d.state, address, tb, &v))
 		return false;
 	*state_name = ws_descriptor_map_lookup(&s->d.states, (int64_t)v);
@@ -464,8 +460,10 @@ static bool decode_task(struct state *s, struct ws_target *target,
 	pid_t tid = 0;
 	bool candidate = task->state == WS_STATE_RUNNING;
 	if (d->has_workers) {
-		const struct worker_info *cpu = running_worker(s, address);
+		struct worker_info *cpu = running_worker(s, address);
 		uint64_t worker = 0;
+		if (cpu)
+			cpu->seen = true;
 		if (!cpu && candidate && d->has_worker &&
 		    !try_get(s, &d->worker, address, tb, &worker))
 			worker = 0;
@@ -530,10 +528,9 @@ static void read_current(struct state *s, struct ws_target *target,
 			 const struct worker_info *w)
 {
 	struct ws_task task = {0};
-	const char *state_name;
 	struct ws_error *err = desc_mem_read(s, w->current, s->buf,
 					     (size_t)s->d.task_size);
-	if (!err && desc_task_listed(s, w->current, s->buf, &state_name))
+	if (!err)
 		decode_task(s, target, context, w->current, s->buf, &task);
 	ws_error_destroy(err);
 }

@@ -55,7 +55,6 @@ static bool live_reserve(struct ws_sampler *s, size_t n)
 		{(void **)&s->live.retry_index, &s->live.retry_index_cap, sizeof(*s->live.retry_index)},
 		{(void **)&s->live.rest, &s->live.rest_cap, sizeof(*s->live.rest)},
 		{(void **)&s->live.stand_in_index, &s->live.stand_in_index_cap, sizeof(*s->live.stand_in_index)},
-		{(void **)&s->live.ran_tids, &s->live.ran_tids_cap, sizeof(*s->live.ran_tids)},
 		{(void **)&s->live.listed, &s->live.listed_cap, sizeof(*s->live.listed)},
 	};
 	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++)
