@@ -92,8 +92,8 @@ struct ws_sampler {
 	uint64_t last_refresh_ns;  /* of the module list (dlopen) */
 	uint64_t phase_ns[WS_NPHASES];
 	struct ws_live live;
-	/* A whole list's walk (space_after_walk, tick_stopped.c): its cost
-	 * smoothed; 0 before the first walk that counts. */
+	/* A whole list's walk (space_after_walk, tick_stopped.c): its CPU
+	 * cost smoothed; 0 before the first walk that counts. */
 	double walk_ns;
 	/* wallspy's CPU clock at the end of the last tick (ws_cpu_ns), 0
 	 * before the first: a tick's whole cost runs from there. */

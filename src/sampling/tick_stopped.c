@@ -19,7 +19,11 @@
  * outlasted an interval, too high an estimate that spaces the second tick
  * as well (left unspaced, a 10 s attach of a 100k list missed 8-9 ticks
  * behind the first walk and took 0.42 s of CPU; spaced, none and
- * 0.35-0.37 s); one preempted walk is noise: the cost is smoothed. */
+ * 0.35-0.37 s). The cost is wallspy's CPU for the walk (walk_ns), not
+ * its length: a walk preempted by the target's own threads costs
+ * nothing, yet one 9-task walk of greenrt_parked held 0.8 ms beside a
+ * spinning task (70 us typical, 0.2 ms the budget) spaced away 9 ticks
+ * through the smoothing. The cost is smoothed over walks. */
 static void space_after_walk(struct ws_sampler *s, uint64_t walk_ns)
 {
 	const struct ws_budget_options *o = &s->budget.options;
@@ -41,6 +45,7 @@ static struct ws_error *stopped_phase(struct ws_sampler *s)
 					    false);
 	struct ws_read_context context = ws_sampler_context(s, false, limit);
 	ws_task_list_clear(&s->tasks);
+	uint64_t cpu0 = s->runtime->caps->walk_live ? ws_cpu_ns() : 0;
 	struct ws_error *err = s->runtime->ops->list_tasks(s->runtime,
 							   s->target, &context,
 							   &s->tasks);
@@ -53,7 +58,7 @@ static struct ws_error *stopped_phase(struct ws_sampler *s)
 	s->phase_ns[WS_PHASE_LIST] += t1 - t0;
 	/* --stop-all over a list: the walk inside the pause, spaced alike. */
 	if (s->runtime->caps->walk_live)
-		space_after_walk(s, t1 - t0);
+		space_after_walk(s, ws_cpu_ns() - cpu0);
 	if (limit && s->tasks.n > limit)
 		ws_budget_subsample(&s->budget, &s->tasks, limit);
 	err = ws_sampler_take_snapshots(s);
@@ -131,13 +136,13 @@ static struct ws_error *reread_stopped(struct ws_sampler *s)
 struct ws_error *ws_tick_walked_live(struct ws_sampler *s)
 {
 	struct ws_tick *tick = &s->tick;
-	uint64_t t0 = ws_now_ns();
+	uint64_t t0 = ws_now_ns(), cpu0 = ws_cpu_ns();
 	struct ws_read_context context;
 	if (!ws_tick_list_running(s, false, &context))
 		return ws_tick_stopped(s);
 	uint64_t t1 = ws_now_ns();
 	s->phase_ns[WS_PHASE_LIST] += t1 - t0;
-	space_after_walk(s, t1 - t0);
+	space_after_walk(s, ws_cpu_ns() - cpu0);
 	size_t stopped;
 	struct ws_error *err = ws_target_stop_all(s->target, s->options.stop_timeout_ns, NULL,
 				 NULL, &stopped, NULL);
