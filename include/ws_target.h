@@ -194,6 +194,10 @@ struct ws_error *ws_target_stop_all(struct ws_target *target, long timeout_ns,
 				    ws_thread_visit_fn visit, void *arg,
 				    size_t *stopped, uint64_t *longest_ns);
 
+/* Whether every thread the last stop wanted is stopped, or gone (none
+ * was late for its timeout). */
+bool ws_target_all_stopped(const struct ws_target *target);
+
 /* A rolling tick (as ws_target_stop_all with `visit`) of the listed
  * threads only: for ticks that read tasks while the target runs and stop
  * just the threads running one. Tids not traced are ignored; other threads
@@ -209,8 +213,12 @@ struct ws_error *ws_target_stop_threads(struct ws_target *target,
 void ws_target_forget_regs(struct ws_target *target);
 
 /* Resumes every thread stopped by ws_target_stop_all (group-stopped threads
- * go back to their group stop via PTRACE_LISTEN). */
-void ws_target_resume_all(struct ws_target *target);
+ * go back to their group stop via PTRACE_LISTEN). Returns when the last
+ * held thread was let go (CLOCK_MONOTONIC, ns; now if none was held): the
+ * end of the pause. Not the return: the woken threads may run in
+ * wallspy's place first, for milliseconds on a busy machine, and that
+ * holds no thread of the target. */
+uint64_t ws_target_resume_all(struct ws_target *target);
 
 /* Handles whatever ptrace events are pending without blocking: re-injects
  * signals, adopts new threads, notes exits. Call between ticks. */

@@ -82,10 +82,9 @@ struct ws_error *ws_tick_stopped(struct ws_sampler *s)
 	if (!err)
 		err = stopped_phase(s);
 	uint64_t resume_start = ws_now_ns();
-	ws_target_resume_all(s->target);
-	uint64_t end = ws_now_ns();
-	s->phase_ns[WS_PHASE_RESUME] += end - resume_start;
-	tick->pause_ns = end - tick->start_ns;
+	uint64_t let_go = ws_target_resume_all(s->target);
+	s->phase_ns[WS_PHASE_RESUME] += ws_now_ns() - resume_start;
+	tick->pause_ns = let_go - tick->start_ns;
 	return err;
 }
 
@@ -154,9 +153,8 @@ struct ws_error *ws_tick_walked_live(struct ws_sampler *s)
 	uint64_t resume_start = ws_now_ns();
 	s->phase_ns[WS_PHASE_COPY] += resume_start - t2;
 	ws_budget_note_read(&s->budget, resume_start - t2, sampled);
-	ws_target_resume_all(s->target);
-	uint64_t end = ws_now_ns();
-	s->phase_ns[WS_PHASE_RESUME] += end - resume_start;
-	tick->pause_ns = end - t1;
+	uint64_t let_go = ws_target_resume_all(s->target);
+	s->phase_ns[WS_PHASE_RESUME] += ws_now_ns() - resume_start;
+	tick->pause_ns = let_go - t1;
 	return err;
 }
