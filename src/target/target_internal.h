@@ -24,8 +24,9 @@ struct ws_tracer {
 	/* Detaching the whole tree: a process born meanwhile is detached at
 	 * its first stop. */
 	bool detaching;
-	/* Whether wallspy may run real-time while it resumes a held target
-	 * (target_tick.c): 0 not tried yet, 1 yes, -1 refused. */
+	/* Whether wallspy may run real-time while it stops, holds and
+	 * resumes threads (rt_enter, target_tick.c): 0 not tried yet, 1 yes,
+	 * -1 refused. */
 	int resume_boost;
 };
 

@@ -155,8 +155,60 @@ static size_t take_statuses(struct ws_target *t, struct wanted *w)
 	return n;
 }
 
-/* How long a tick polls for the stops it waits for before it sleeps until
- * SIGCHLD, counted from its start or the last stop taken. A stop comes
+/*
+ * While wallspy stops, holds and resumes threads it runs SCHED_FIFO
+ * priority 1 (what perf record -r asks for its whole run), when it may:
+ * root or RLIMIT_RTPRIO; otherwise it runs as it is. On a busy machine a
+ * thread it wakes (its resume) runs in its place, the scheduler favouring
+ * a task that slept, while the threads still held wait in their stops
+ * until wallspy runs again; and a stop it sleeps for is collected only
+ * when the scheduler gets to it. Real-time, neither: a stop wakes it at
+ * once, and what it wakes does not preempt it.
+ * - under record of go_parked_n 10000, 3 ticks that held 6 threads took
+ *   0.4-1.1 ms to resume them; real-time, 5 such ticks took 50-95 us to
+ *   read their tasks and resume them;
+ * - record of compute_threads 8 (8 busy threads on 2 cores), 3 runs:
+ *   hold p99 3.8-3.9 ms and 91-130 missed ticks; real-time, 0.06 ms and
+ *   14-21, wallspy's CPU the same (0.09-0.14 s, 0.10-0.12 s);
+ * - bench row 7, 3 rounds each, the kernel's view of each stop: p99
+ *   6.0, 12.2, 23.0 ms at 1,000 threads (42.1, 0.5, 4.7 at 4,000);
+ *   real-time 9.9, 0.2, 6.5 ms (2.7, 1.0, 1.6), stops over 1 ms 2-7 %
+ *   (1-6 %) against 0-2 % (1 %).
+ */
+struct rt_scope {
+	bool boosted;    /* made real-time here, to be undone */
+	bool realtime;   /* real-time now (boosted, or run so: chrt) */
+	int policy;
+	struct sched_param param;
+};
+
+static void rt_enter(struct ws_tracer *tr, struct rt_scope *rt)
+{
+	*rt = (struct rt_scope){.policy = sched_getscheduler(0)};
+	if (rt->policy == SCHED_FIFO || rt->policy == SCHED_RR) {
+		rt->realtime = true;
+		return;
+	}
+	if (tr->resume_boost < 0 || rt->policy < 0 ||
+	    sched_getparam(0, &rt->param) != 0)
+		return;
+	struct sched_param fifo = {.sched_priority = 1};
+	rt->boosted = sched_setscheduler(0, SCHED_FIFO, &fifo) == 0;
+	rt->realtime = rt->boosted;
+	tr->resume_boost = rt->boosted ? 1 : -1;
+}
+
+static void rt_leave(const struct rt_scope *rt)
+{
+	if (rt->boosted)
+		sched_setscheduler(0, rt->policy, &rt->param);
+}
+
+/* How long a tick not run real-time (rt_enter) polls for the stops it
+ * waits for before it sleeps until SIGCHLD, counted from its start or the
+ * last stop taken; real-time, it sleeps at once (polling, it would hold a
+ * CPU that a thread to stop may need: 0.22 s of CPU against 0.10 s on
+ * compute_threads 8, with no shorter holds). A stop comes
  * within tens of microseconds of its interrupt; sleeping for it instead
  * means waking when the scheduler gets to wallspy, which on a machine
  * busy with the target's own threads takes milliseconds, all of them
@@ -177,6 +229,8 @@ static void stop_wanted(struct ws_target *t, struct wanted *w, long timeout_ns,
 {
 	uint64_t longest = 0;
 	size_t window = visit ? t->interrupt_window : 0;
+	struct rt_scope rt;
+	rt_enter(t->tracer, &rt);
 	size_t n = 0;
 	uint64_t deadline = ws_now_ns() + (uint64_t)timeout_ns;
 	interrupt_more(t, w, window);
@@ -208,7 +262,7 @@ static void stop_wanted(struct ws_target *t, struct wanted *w, long timeout_ns,
 		}
 		if (!waiting)
 			break;
-		if (ws_now_ns() < spin_until) {
+		if (!rt.realtime && ws_now_ns() < spin_until) {
 			/* The CPU to the target meanwhile: on a busy machine
 			 * the thread to stop may be waiting for this one. */
 			sched_yield();
@@ -221,6 +275,7 @@ static void stop_wanted(struct ws_target *t, struct wanted *w, long timeout_ns,
 	target_drain_events(t->tracer, t);
 	if (!visit)
 		n += collect(t, w, NULL, NULL, &longest);
+	rt_leave(&rt);
 	*stopped = n;
 	if (longest_ns)
 		*longest_ns = longest;
@@ -332,42 +387,14 @@ struct ws_error *ws_target_stop_threads(struct ws_target *t,
 	return NULL;
 }
 
-/*
- * Resuming a held target wakes its threads one by one, and on a busy
- * machine the first one woken on wallspy's CPU runs in its place (the
- * scheduler favours a task that slept), while the threads still to
- * resume wait in their stops until wallspy runs again: under record of
- * go_parked_n 10000, 3 ticks that held 6 threads took 0.4-1.1 ms to
- * resume them; run real-time, 5 such ticks took 50-95 us to read their
- * tasks and resume. A real-time wallspy
- * is not preempted by them, so for the resumes only it runs SCHED_FIFO
- * (what perf record -r asks for its whole run), when it may: root or
- * RLIMIT_RTPRIO; otherwise it resumes as it is. Not while it waits for
- * threads to stop: those need its CPU.
- */
-static bool boost(struct ws_tracer *tr, int *policy, struct sched_param *param)
-{
-	if (tr->resume_boost < 0)
-		return false;
-	*policy = sched_getscheduler(0);
-	/* Real-time already (chrt): it is not preempted by the target. */
-	if (*policy < 0 || *policy == SCHED_FIFO || *policy == SCHED_RR ||
-	    sched_getparam(0, param) != 0)
-		return false;
-	struct sched_param fifo = {.sched_priority = 1};
-	bool ok = sched_setscheduler(0, SCHED_FIFO, &fifo) == 0;
-	tr->resume_boost = ok ? 1 : -1;
-	return ok;
-}
-
 uint64_t ws_target_resume_all(struct ws_target *t)
 {
 	size_t held = 0;
 	for (size_t i = 0; i < t->nthreads && held < 2; i++)
 		held += t->threads[i].run == WS_THREAD_STOPPED;
-	int policy = SCHED_OTHER;
-	struct sched_param param = {0};
-	bool boosted = held > 1 && boost(t->tracer, &policy, &param);
+	struct rt_scope rt = {0};
+	if (held > 1)
+		rt_enter(t->tracer, &rt);
 	uint64_t let_go = 0;
 	for (size_t i = 0; i < t->nthreads; i++) {
 		struct ws_thread *th = &t->threads[i];
@@ -376,8 +403,7 @@ uint64_t ws_target_resume_all(struct ws_target *t)
 			target_thread_resume(t, th);
 		}
 	}
-	if (boosted)
-		sched_setscheduler(0, policy, &param);
+	rt_leave(&rt);
 	return let_go ? let_go : ws_now_ns();
 }
 
