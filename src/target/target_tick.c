@@ -219,6 +219,15 @@ static void rt_leave(const struct rt_scope *rt)
  * 0.18-0.24 s). */
 enum { STOP_SPIN_NS = 300 * 1000 };
 
+/* How long stops run real-time once one was slower than the polling (a
+ * busy machine), before a tick tries without again. Each real-time tick
+ * costs two sched_setscheduler calls and a sleep per stop: on
+ * parked_threads 64 (idle machine, a stop within the polling) 0.12-0.15 s
+ * of CPU in 5 s and 514-618 samples against 0.11-0.12 s and 665-1289
+ * without, 4 runs each; so only where stops are slow. One tick in 500
+ * (5 s at 100 Hz) of a busy machine is then held as before. */
+#define CONTENDED_NS (5 * 1000 * 1000 * 1000ULL)
+
 /* Stops the wanted threads (see ws_target_stop_all). A rolling tick keeps
  * at most t->interrupt_window of them interrupted and not yet visited: a
  * thousand threads interrupted at once would each wait in its stop for the
@@ -229,8 +238,10 @@ static void stop_wanted(struct ws_target *t, struct wanted *w, long timeout_ns,
 {
 	uint64_t longest = 0;
 	size_t window = visit ? t->interrupt_window : 0;
-	struct rt_scope rt;
-	rt_enter(t->tracer, &rt);
+	struct rt_scope rt = {0};
+	uint64_t start = ws_now_ns();
+	if (start < t->tracer->contended_until_ns)
+		rt_enter(t->tracer, &rt);
 	size_t n = 0;
 	uint64_t deadline = ws_now_ns() + (uint64_t)timeout_ns;
 	interrupt_more(t, w, window);
@@ -268,6 +279,9 @@ static void stop_wanted(struct ws_target *t, struct wanted *w, long timeout_ns,
 			sched_yield();
 			continue;
 		}
+		/* A stop slower than the polling: threads wait for a CPU. */
+		if (!rt.realtime)
+			t->tracer->contended_until_ns = ws_now_ns() + CONTENDED_NS;
 		if (!target_wait_sigchld(deadline))
 			break;
 		woken = true;
