@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include "e2e_util.h"
 #include "elf_util.h"
 #include "fixture_truth.h"
+#include "ws_clock.h"
 #include "ws_target.h"
 
 #define SETPRIV "/usr/bin/setpriv"
@@ -81,6 +83,47 @@ static void check_thread_set(struct ws_target *t)
 				   "thread %d of /proc is not traced", tids[i]);
 	cr_assert_eq(live_threads(t), (size_t)n, "%zu threads traced, %d in /proc",
 		     live_threads(t), n);
+}
+
+/*
+ * ws_target_resume_all returns when the last held thread was let go: after
+ * the stop, before its own return; every thread runs again; and wallspy
+ * (this test) is back to the scheduling policy it had, whether the resumes
+ * ran real-time (as root) or could not (ws_target.h, wallspy(1)).
+ */
+Test(target, resume_all_returns_let_go_and_restores_policy, .timeout = 30,
+     .fini = e2e_cleanup)
+{
+	struct ws_target *t = attach_threads_blocked();
+	int policy = sched_getscheduler(0);
+	struct sched_param before, after;
+	cr_assert_eq(sched_getparam(0, &before), 0);
+
+	for (int round = 0; round < 3; round++) {
+		size_t stopped = 0;
+		expect_ok(ws_target_stop_all(t, STOP_TIMEOUT_NS, NULL, NULL,
+					     &stopped, NULL), "stop_all");
+		cr_assert_eq(stopped, TB_THREADS + 1);
+		cr_assert(ws_target_all_stopped(t));
+		uint64_t held = ws_now_ns();
+		uint64_t let_go = ws_target_resume_all(t);
+		uint64_t back = ws_now_ns();
+		cr_assert(let_go >= held && let_go <= back,
+			  "let go at %" PRIu64 ", outside [%" PRIu64 ", %" PRIu64 "]",
+			  let_go, held, back);
+		cr_assert_eq(sched_getscheduler(0), policy,
+			     "policy %d after the resumes, %d before",
+			     sched_getscheduler(0), policy);
+		cr_assert_eq(sched_getparam(0, &after), 0);
+		cr_assert_eq(after.sched_priority, before.sched_priority);
+		cr_assert(e2e_running_not_stopped(t->pid, 3, 20),
+			  "a thread still stopped after resume_all");
+	}
+	/* Nothing held: now. */
+	uint64_t a = ws_now_ns();
+	uint64_t none = ws_target_resume_all(t);
+	cr_assert_geq(none, a);
+	ws_target_destroy(t);
 }
 
 Test(target, attach_seizes_every_thread, .timeout = 30, .fini = e2e_cleanup)
