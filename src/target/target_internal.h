@@ -27,7 +27,7 @@ struct ws_tracer {
 	/* Whether wallspy may run real-time while it stops, holds and
 	 * resumes threads (rt_enter, target_tick.c): 0 not tried yet, 1 yes,
 	 * -1 refused. */
-	int resume_boost;
+	int realtime_allowed;
 	/* Stops run real-time until then (CLOCK_MONOTONIC ns): set when a
 	 * stop came later than the polling (stop_wanted). */
 	uint64_t contended_until_ns;

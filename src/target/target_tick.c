@@ -156,7 +156,8 @@ static size_t take_statuses(struct ws_target *t, struct wanted *w)
 }
 
 /*
- * While wallspy stops, holds and resumes threads it runs SCHED_FIFO
+ * While wallspy resumes held threads, and on a busy machine while it
+ * stops, holds and resumes them (CONTENDED_NS), it runs SCHED_FIFO
  * priority 1 (what perf record -r asks for its whole run), when it may:
  * root or RLIMIT_RTPRIO; otherwise it runs as it is. On a busy machine a
  * thread it wakes (its resume) runs in its place, the scheduler favouring
@@ -189,13 +190,13 @@ static void rt_enter(struct ws_tracer *tr, struct rt_scope *rt)
 		rt->realtime = true;
 		return;
 	}
-	if (tr->resume_boost < 0 || rt->policy < 0 ||
+	if (tr->realtime_allowed < 0 || rt->policy < 0 ||
 	    sched_getparam(0, &rt->param) != 0)
 		return;
 	struct sched_param fifo = {.sched_priority = 1};
 	rt->boosted = sched_setscheduler(0, SCHED_FIFO, &fifo) == 0;
 	rt->realtime = rt->boosted;
-	tr->resume_boost = rt->boosted ? 1 : -1;
+	tr->realtime_allowed = rt->boosted ? 1 : -1;
 }
 
 static void rt_leave(const struct rt_scope *rt)
