@@ -85,6 +85,19 @@ static struct ws_error *open_debuginfo(struct ws_sampler *s)
 	return err;
 }
 
+/* The runtime (--runtime, or the one found) of the image open now, and
+ * the unwinder's backend for it. */
+static struct ws_error *create_runtime(struct ws_sampler *s)
+{
+	const char *name = s->options.runtime ? s->options.runtime : "auto";
+	struct ws_error *err = ws_runtime_create(name, s->target, s->symbols,
+						 &s->runtime);
+	if (err)
+		return err;
+	find_root(s);
+	return choose_backend(s);
+}
+
 struct ws_error *ws_sampler_create(struct ws_target *target,
 				   const struct ws_sampler_options *options,
 				   struct ws_sampler **ret)
@@ -93,6 +106,9 @@ struct ws_error *ws_sampler_create(struct ws_target *target,
 	if (!s)
 		return &ws_error_nomem;
 	s->target = target;
+	/* It opens the image the target runs now: an exec seen before (a
+	 * child found by --subprocesses after its exec) is no news. */
+	target->exec_seen = false;
 	s->options = *options;
 	if (!s->options.max_frames)
 		s->options.max_frames = WS_DEFAULT_MAX_FRAMES;
@@ -116,13 +132,7 @@ struct ws_error *ws_sampler_create(struct ws_target *target,
 	if (!err)
 		err = open_debuginfo(s);
 	if (!err)
-		err = ws_runtime_create(options->runtime ? options->runtime
-							  : "auto",
-					target, s->symbols, &s->runtime);
-	if (!err) {
-		find_root(s);
-		err = choose_backend(s);
-	}
+		err = create_runtime(s);
 	/* One slot per task up to 4096 tasks. Not for fixed-frame runtimes
 	 * (Go): their learnt steps unwind a stack faster than it hashes
 	 * (go_parked_n 1000: 1.35 us per sample without, 1.5 with). Not
@@ -222,14 +232,21 @@ static struct ws_error *reopen_after_exec(struct ws_sampler *s)
 {
 	s->target->exec_seen = false;
 	forget_unwinds(s);
+	/* The runtime's state points into the old image's debug info (a
+	 * Go runtime's DIEs): it goes first, and the new image may run
+	 * another runtime (a shell that execs a Go program). */
+	ws_runtime_destroy(s->runtime);
+	s->runtime = NULL;
 	ws_symbols_destroy(s->symbols);
 	s->symbols = NULL;
 	ws_unwinder_destroy(s->unwinder);
 	s->unwinder = NULL;
 	struct ws_error *err = ws_maps_reload(&s->snapshots.maps);
-	if (err)
-		return err;
-	return open_debuginfo(s);
+	if (!err)
+		err = open_debuginfo(s);
+	if (!err)
+		err = create_runtime(s);
+	return err;
 }
 
 /* True when pc lies in executable memory of the target. An unwinder that

@@ -68,6 +68,80 @@ Test(e2e_subprocesses, shell_starting_two_fixtures, .timeout = 90,
 	cr_assert_geq(shells, 1, "the shell is not in the profile");
 }
 
+/* Samples of profile p holding `function`. */
+static int samples_in(const struct ss_view *v, const cJSON *p, const char *function)
+{
+	int n = 0;
+	for (const cJSON *s = cJSON_GetObjectItem(p, "samples")->child; s; s = s->next)
+		n += ss_has(v, s, function);
+	return n;
+}
+
+/* A shell starting two Go programs (go_workload1 150: 150 goroutines
+ * waiting in main.takeFromChannel for about 1.5 s): each child, found as
+ * a shell at its fork, runs Go after its exec, and is profiled as Go, its
+ * goroutines in main.takeFromChannel. wallspy crashed here (the Go
+ * runtime read the debug info of the child's image before the exec,
+ * freed when the sampler reopened it). */
+Test(e2e_subprocesses, shell_starting_two_go_programs, .timeout = 90,
+     .fini = e2e_cleanup)
+{
+	char script[1024];
+	const char *w1 = e2e_need_go_fixture(NULL, "go_workload1");
+	snprintf(script, sizeof(script), "%s 150 & %s 150 & wait", w1, w1);
+	const char *opts[] = { "--subprocesses", "--group-by", "process", NULL };
+	const char *target[] = { "/bin/sh", "-c", script, NULL };
+	const char *out;
+	struct e2e_result res = e2e_record(opts, target, &out, 60000);
+	cr_assert_eq(e2e_exit_code(&res), 0, "status %#x, stderr: %s", res.status,
+		     res.err);
+	cr_assert_str_eq(e2e_parse_summary(res.err).target,
+			 "target exited with status 0", "%s", res.err);
+
+	struct ss_view v = ss_load(out);
+	int programs = 0;
+	for (const cJSON *p = v.profiles->child; p; p = p->next) {
+		const char *name = ss_profile_name(p);
+		if (!e2e_match(name, "^process [0-9]+ \"go_workload1\"$"))
+			continue;
+		programs++;
+		cr_assert_gt(samples_in(&v, p, "main.takeFromChannel"), 0,
+			     "%s: no goroutine in main.takeFromChannel", name);
+	}
+	cr_assert_eq(programs, 2, "%d go_workload1 processes profiled", programs);
+}
+
+/* The command itself execs a Go program after a while (a shell's exec, a
+ * wrapper script's): the recording goes on in the new image with its own
+ * runtime, Go's goroutines, not the OS threads the shell was recorded as
+ * (what wallspy did before it chose the runtime anew at an exec). */
+Test(e2e_subprocesses, command_execs_a_go_program, .timeout = 90,
+     .fini = e2e_cleanup)
+{
+	char script[1024];
+	snprintf(script, sizeof(script), "sleep 0.3; exec %s 150",
+		 e2e_need_go_fixture(NULL, "go_workload1"));
+	const char *opts[] = { "--group-by", "task", NULL };
+	const char *target[] = { "/bin/sh", "-c", script, NULL };
+	const char *out;
+	struct e2e_result res = e2e_record(opts, target, &out, 60000);
+	cr_assert_eq(e2e_exit_code(&res), 0, "status %#x, stderr: %s", res.status,
+		     res.err);
+
+	struct ss_view v = ss_load(out);
+	int in_channel = 0, goroutines = 0;
+	for (const cJSON *p = v.profiles->child; p; p = p->next) {
+		int n = samples_in(&v, p, "main.takeFromChannel");
+		in_channel += n;
+		goroutines += n > 0;
+	}
+	/* 150 goroutines wait there the whole run; a sampled subset of them
+	 * per tick still names many. */
+	cr_assert_geq(goroutines, 10, "%d tasks in main.takeFromChannel (%d samples): "
+		      "the Go program was not read as Go after the exec; stderr: %s",
+		      goroutines, in_channel, res.err);
+}
+
 /* The root of a sample holding `function`, or NULL. */
 static const char *root_of(const struct ss_view *v, const char *function)
 {
