@@ -246,6 +246,10 @@ static struct ws_error *reopen_after_exec(struct ws_sampler *s)
 		err = open_debuginfo(s);
 	if (!err)
 		err = create_runtime(s);
+	/* Half reopened (no runtime, or no debug info): the next tick tries
+	 * again before anything uses them. */
+	if (err)
+		s->target->exec_seen = true;
 	return err;
 }
 
