@@ -71,6 +71,16 @@ static struct ws_error *stopped_phase(struct ws_sampler *s)
 	return NULL;
 }
 
+/* Resumes every thread held since the tick's stop, counting the resume
+ * phase from `start`; returns when the last one was let go (the pause's
+ * end, ws_target_resume_all). */
+static uint64_t resume_phase(struct ws_sampler *s, uint64_t start)
+{
+	uint64_t let_go = ws_target_resume_all(s->target);
+	s->phase_ns[WS_PHASE_RESUME] += ws_now_ns() - start;
+	return let_go;
+}
+
 struct ws_error *ws_tick_stopped(struct ws_sampler *s)
 {
 	struct ws_tick *tick = &s->tick;
@@ -81,10 +91,7 @@ struct ws_error *ws_tick_stopped(struct ws_sampler *s)
 	s->phase_ns[WS_PHASE_STOP] += ws_now_ns() - tick->start_ns;
 	if (!err)
 		err = stopped_phase(s);
-	uint64_t resume_start = ws_now_ns();
-	uint64_t let_go = ws_target_resume_all(s->target);
-	s->phase_ns[WS_PHASE_RESUME] += ws_now_ns() - resume_start;
-	tick->pause_ns = let_go - tick->start_ns;
+	tick->pause_ns = resume_phase(s, ws_now_ns()) - tick->start_ns;
 	return err;
 }
 
@@ -153,8 +160,6 @@ struct ws_error *ws_tick_walked_live(struct ws_sampler *s)
 	uint64_t resume_start = ws_now_ns();
 	s->phase_ns[WS_PHASE_COPY] += resume_start - t2;
 	ws_budget_note_read(&s->budget, resume_start - t2, sampled);
-	uint64_t let_go = ws_target_resume_all(s->target);
-	s->phase_ns[WS_PHASE_RESUME] += ws_now_ns() - resume_start;
-	tick->pause_ns = let_go - t1;
+	tick->pause_ns = resume_phase(s, resume_start) - t1;
 	return err;
 }

@@ -244,7 +244,7 @@ static void stop_wanted(struct ws_target *t, struct wanted *w, long timeout_ns,
 	if (start < t->tracer->contended_until_ns)
 		rt_enter(t->tracer, &rt);
 	size_t n = 0;
-	uint64_t deadline = ws_now_ns() + (uint64_t)timeout_ns;
+	uint64_t deadline = start + (uint64_t)timeout_ns;
 	interrupt_more(t, w, window);
 	/* The wanted threads' stops are taken by tid; every other status
 	 * (a new thread's, an exit, a signal) only when a wake-up brought
